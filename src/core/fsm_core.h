@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fsm_core.h - the C ABI between the C++ core (src/core) and its callers.
+ *
+ * Both the kernel glue (C, src/kernel) and the user-space tests include this
+ * header. It includes no kernel and no libc header: only compiler-provided
+ * types, so it means the same thing in both worlds.
+ *
+ * Overview
+ * --------
+ * A struct fsm_map maps a stack (an array of 1..max_depth 64-bit addresses)
+ * to a small dense stack id. Everything it needs is allocated by
+ * fsm_map_create() (task context); afterwards fsm_map_insert() may be called
+ * from any context, NMI included: it never allocates, never sleeps, takes no
+ * lock and every loop in it is bounded.
+ *
+ * Ids are dense record indexes inside the current generation: the first new
+ * stack of a generation gets id 0, the next one id 1, and so on. An id never
+ * changes meaning while its generation lives. fsm_map_reset() starts a new
+ * generation (ids restart at 0); the generation number is returned with every
+ * id so that consumers can tell ids of different generations apart.
+ *
+ * The platform hooks at the end are implemented once per world: by the kernel
+ * glue (src/kernel/core_glue.c) and by the user-space test platform.
+ */
+#ifndef FSM_CORE_H
+#define FSM_CORE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest kernel stack the map stores (frames); longer stacks are truncated
+ * by the caller and flagged. */
+#define FSM_MAX_KERNEL_DEPTH	64
+
+/* Accepted range and default of the capacity exponent (module param bits). */
+#define FSM_BITS_MIN		6
+#define FSM_BITS_MAX		20
+#define FSM_BITS_DEFAULT	14
+
+/* No stack id (0 is a valid id). */
+#define FSM_ID_NONE		0xffffffffu
+
+/* Why an insert did not produce an id. Returned negated by fsm_map_insert(). */
+enum fsm_drop_reason {
+	FSM_DROP_MAP_FULL = 1,	/* all 2^bits ids of this generation used */
+	FSM_DROP_ARENA_FULL,	/* record arena exhausted */
+	FSM_DROP_PROBE_LIMIT,	/* no free or matching slot within the probe bound */
+	FSM_DROP_BUSY,		/* matching slot still being published (bounded wait) */
+	FSM_DROP_RESETTING,	/* a reset is in progress */
+	FSM_DROP_INVALID,	/* nr == 0 or nr > max_depth */
+	FSM_DROP_NR_REASONS
+};
+
+struct fsm_map;
+
+struct fsm_map_params {
+	unsigned int bits;	/* capacity = 2^bits stacks, table = 2^(bits+1) slots */
+	unsigned int max_depth;	/* frames per stack, <= FSM_MAX_KERNEL_DEPTH */
+	/*
+	 * Arena bytes for records; 0 = capacity * (record header + 16 frames),
+	 * i.e. sized for a mean depth of 16 frames.
+	 */
+	unsigned long long arena_bytes;
+	unsigned long long key[2];	/* hash key; callers pass random bytes */
+};
+
+/* Result of a successful insert-or-find. */
+struct fsm_insert_result {
+	unsigned int id;		/* dense id in generation @generation */
+	unsigned int generation;
+	unsigned int flags;		/* FSM_INSERT_* */
+};
+
+#define FSM_INSERT_NEW		0x1	/* this call created the record */
+#define FSM_INSERT_FIRST_EMIT	0x2	/* caller is the first to see @id in @epoch */
+
+/* Statistics snapshot (fsm_map_stats). Counters are sums of per-CPU shards. */
+struct fsm_map_stats {
+	unsigned int bits;
+	unsigned int generation;
+	unsigned int entries;		/* ids handed out in this generation */
+	unsigned int capacity;		/* 2^bits */
+	unsigned int table_slots;	/* 2^(bits+1) */
+	unsigned int max_depth;
+	unsigned long long arena_used;
+	unsigned long long arena_size;
+	unsigned long long memory_bytes;	/* everything fsm_map_create allocated */
+	unsigned long long hits;		/* inserts that found an existing stack */
+	unsigned long long inserts;		/* inserts that created a stack */
+	unsigned long long drops[FSM_DROP_NR_REASONS];	/* [0] unused */
+	unsigned long long lost_races;	/* insert raced a twin, arena bytes wasted */
+};
+
+/*
+ * fsm_map_create - allocate and initialise a map.
+ * Context: task, may sleep (calls fsm_plat_alloc).
+ * Return: the map, or NULL with *err set (-EINVAL-like: -22 for bad params,
+ * -12 for no memory).
+ */
+struct fsm_map *fsm_map_create(const struct fsm_map_params *params, int *err);
+
+/* Context: task; no inserter or reader may still use @map. */
+void fsm_map_destroy(struct fsm_map *map);
+
+/*
+ * fsm_map_insert - find the id of a stack, inserting it if new.
+ * @ips, @nr:  the stack, innermost frame first; 1 <= nr <= max_depth.
+ * @epoch:     recording epoch of the caller. If the record's last emitted
+ *             epoch differs, exactly one caller gets FSM_INSERT_FIRST_EMIT and
+ *             the record remembers @epoch (so a trace can carry the frames
+ *             inline the first time an id appears in a recording). Pass 0 to
+ *             never request it.
+ * Context: any, NMI included. Lock-free, no allocation, bounded.
+ * Return: 0 and *res filled, or -enum fsm_drop_reason (counted in stats).
+ */
+int fsm_map_insert(struct fsm_map *map, const unsigned long long *ips,
+		   unsigned int nr, unsigned int epoch,
+		   struct fsm_insert_result *res);
+
+/*
+ * fsm_map_reset - start a new generation.
+ * Inserters never block: during the reset they fail with FSM_DROP_RESETTING.
+ * Storage is reused only after every inserter that could still be inside the
+ * old generation has left.
+ * Context: task, may sleep. Callers serialise resets against each other and
+ * against readers (fsm_map_lookup_id / fsm_map_nr_ids users).
+ * Return: the new generation number.
+ */
+unsigned int fsm_map_reset(struct fsm_map *map);
+
+/* Number of ids handed out in the current generation (upper bound for ids). */
+unsigned int fsm_map_nr_ids(const struct fsm_map *map);
+
+/*
+ * fsm_map_lookup_id - read a published record.
+ * Records are immutable once published; an id handed out but not yet
+ * published returns -2 (ENOENT-like) and readers skip it.
+ * Context: any; serialised against fsm_map_reset by the caller.
+ * Return: 0, with *ips (points into the map), *nr and *hits (sum of shards,
+ * approximate while inserts run) set.
+ */
+int fsm_map_lookup_id(const struct fsm_map *map, unsigned int id,
+		      const unsigned long long **ips, unsigned int *nr,
+		      unsigned long long *hits);
+
+/* Context: any. Snapshot of the counters (not atomic as a whole). */
+void fsm_map_stats(const struct fsm_map *map, struct fsm_map_stats *st);
+
+/* Name of a drop reason, for stat files ("map_full", ...). */
+const char *fsm_drop_reason_name(unsigned int reason);
+
+/* Kernel self-check run at module load: returns 0 or a negative error. */
+int fsm_core_selfcheck(void);
+
+/* ---- Platform hooks: implemented by the kernel glue or the user platform ---- */
+
+/* Zeroed memory; task context. NULL on failure. */
+void *fsm_plat_alloc(unsigned long long size);
+void fsm_plat_free(void *p);
+/* Current CPU (any context; caller tolerates migration). */
+unsigned int fsm_plat_cpu(void);
+/* Number of possible CPUs: fsm_plat_cpu() < fsm_plat_nr_cpus(). */
+unsigned int fsm_plat_nr_cpus(void);
+/* Task context: let others run while waiting (cond_resched / sched_yield). */
+void fsm_plat_yield(void);
+/* Fill with random bytes (task context). */
+void fsm_plat_random(void *buf, unsigned long long len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FSM_CORE_H */
