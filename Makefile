@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# ftrace_stackmap top-level Makefile.
+#
+#   make                 build ./ftrace_stackmap.ko against KDIR
+#   make KERNEL=debug    build against our debug kernel (scripts/kdir debug)
+#   make check           every test (README "Tests"); ends "N passed, N failed"
+#   make demo            the module working in a QEMU guest (README "Demo")
+#   make bench           benchmarks, name=value lines
+#   make clean
+#
+# KDIR defaults to the running kernel's build dir when it exists, otherwise
+# to the Debian headers that scripts/ installs for the guest kernel.
+
+CURDIR_ABS := $(abspath $(CURDIR))
+
+ifeq ($(origin KDIR),undefined)
+  ifneq ($(KERNEL),)
+    KDIR := $(shell $(CURDIR_ABS)/scripts/kdir $(KERNEL))
+  else ifneq ($(wildcard /lib/modules/$(shell uname -r)/build/Makefile),)
+    KDIR := /lib/modules/$(shell uname -r)/build
+  else
+    KDIR := $(shell $(CURDIR_ABS)/scripts/kdir stock)
+  endif
+endif
+
+# Every object, C and C++, goes through the strict objtool wrapper.
+FSM_KBUILD_ARGS = -C $(KDIR) M=$(CURDIR_ABS) \
+	objtool=$(CURDIR_ABS)/scripts/objtool-strict \
+	FSM_REAL_OBJTOOL=$(KDIR)/tools/objtool/objtool
+
+.PHONY: all modules clean check demo bench help
+
+all: modules
+
+modules:
+	@test -n "$(KDIR)" -a -f "$(KDIR)/Makefile" || \
+		{ echo "error: no kernel build dir (KDIR=$(KDIR)); run scripts/deps or pass KDIR=" >&2; exit 1; }
+	FSM_REAL_OBJTOOL=$(KDIR)/tools/objtool/objtool $(MAKE) $(FSM_KBUILD_ARGS) modules
+	@$(CURDIR_ABS)/scripts/check-ko ftrace_stackmap.ko
+
+clean:
+	@if [ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ]; then \
+		$(MAKE) -C $(KDIR) M=$(CURDIR_ABS) clean; fi
+	rm -rf build
+
+check:
+	@$(CURDIR_ABS)/scripts/check
+
+demo:
+	@$(CURDIR_ABS)/scripts/demo
+
+bench:
+	@$(CURDIR_ABS)/scripts/bench
+
+help:
+	@sed -n '3,13p' Makefile

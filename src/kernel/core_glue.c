@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * core_glue.c - the kernel implementation of the C++ core's platform hooks
+ * (the fsm_plat_* functions declared in src/core/fsm_core.h).
+ */
+#include <linux/kernel.h>
+#include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/cpumask.h>
+#include <linux/stacktrace.h>
+#include <linux/vmalloc.h>
+#include <linux/mm.h>
+
+#include "fsm.h"
+
+/* Context: task (may sleep). Returns zeroed memory or NULL. */
+void *fsm_plat_alloc(unsigned long long size)
+{
+	if (size > SIZE_MAX)
+		return NULL;
+	return kvzalloc((size_t)size, GFP_KERNEL | __GFP_NOWARN);
+}
+
+void fsm_plat_free(void *p)
+{
+	kvfree(p);
+}
+
+/*
+ * Context: any. The core only uses the CPU number to pick a counter shard,
+ * so migration right after the read is harmless.
+ */
+unsigned int fsm_plat_cpu(void)
+{
+	return raw_smp_processor_id();
+}
+
+unsigned int fsm_plat_nr_cpus(void)
+{
+	return nr_cpu_ids;
+}
+
+/* Context: task. */
+void fsm_plat_yield(void)
+{
+	cond_resched();
+	cpu_relax();
+}
+
+void fsm_plat_random(void *buf, unsigned long long len)
+{
+	get_random_bytes(buf, (size_t)len);
+}
