@@ -1,0 +1,15 @@
+// Positive control: a template, a class, a local static with a trivial
+// constructor. Must build and pass every gate.
+namespace {
+template <typename T> struct Box {
+	T v;
+	constexpr T get() const { return v; }
+};
+} // namespace
+
+extern "C" int fsm_gate_entry(int x)
+{
+	static int calls;
+	Box<int> b{x};
+	return b.get() + ++calls;
+}
