@@ -64,7 +64,18 @@ struct fsm_map_params {
 	 */
 	unsigned long long arena_bytes;
 	unsigned long long key[2];	/* hash key; callers pass random bytes */
+	/*
+	 * FSM_TEST_* flags, 0 in production. They degrade the hash on purpose
+	 * so that tests can drive the collision paths deterministically.
+	 */
+	unsigned int test_flags;
 };
+
+/* Every stack starts probing at slot 0 (tags still differ). */
+#define FSM_TEST_HASH_SAME_BUCKET	0x1
+/* Every stack has the same hash: same bucket and same tag, so every probe
+ * goes through the full stack comparison. */
+#define FSM_TEST_HASH_SAME_TAG		0x2
 
 /* Result of a successful insert-or-find. */
 struct fsm_insert_result {
@@ -153,6 +164,14 @@ const char *fsm_drop_reason_name(unsigned int reason);
 
 /* Kernel self-check run at module load: returns 0 or a negative error. */
 int fsm_core_selfcheck(void);
+
+/*
+ * fsm_core_call_through - call @probe(@arg) from inside a chain of C++
+ * frames (src/core/call_through.cpp), so the caller can check that kernel
+ * stack traces unwind through C++ code.
+ * Context: any. Return: 0.
+ */
+int fsm_core_call_through(void (*probe)(void *), void *arg);
 
 /* ---- Platform hooks: implemented by the kernel glue or the user platform ---- */
 

@@ -13,6 +13,9 @@
 #include <linux/kernel.h>
 #include <linux/random.h>
 #include <linux/kstrtox.h>
+#include <linux/kallsyms.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
 
 #include "fsm.h"
 
@@ -55,10 +58,59 @@ MODULE_PARM_DESC(bits,
 		 __stringify(FSM_BITS_MIN) ".." __stringify(FSM_BITS_MAX)
 		 " (default " __stringify(FSM_BITS_DEFAULT) ")");
 
+static bool show_selfcheck_trace;
+module_param(show_selfcheck_trace, bool, 0444);
+MODULE_PARM_DESC(show_selfcheck_trace,
+		 "Print the load-time stack trace taken through the C++ core (default 0)");
+
 void fsm_map_key(u64 key[2])
 {
 	key[0] = fsm_key[0];
 	key[1] = fsm_key[1];
+}
+
+struct fsm_trace_check {
+	unsigned int cxx_frames;	/* frames in fsm::Descend<N>::run */
+	bool reached_caller;		/* a frame in fsm_trace_through_cxx */
+};
+
+/* Called from the innermost C++ frame: is the C++ part walkable? */
+static noinline void fsm_trace_probe(void *arg)
+{
+	struct fsm_trace_check *chk = arg;
+	unsigned long entries[32];
+	char sym[KSYM_SYMBOL_LEN];
+	unsigned int nr, i;
+
+	nr = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
+	for (i = 0; i < nr; i++) {
+		sprint_symbol_no_offset(sym, entries[i]);
+		if (show_selfcheck_trace)
+			pr_info("selfcheck trace [%u] %pS\n", i, (void *)entries[i]);
+		/* mangled fsm::(anonymous namespace)::Descend<N>::run */
+		if (strstr(sym, "Descend") && strstr(sym, "3run"))
+			chk->cxx_frames++;
+		else if (chk->cxx_frames && strstr(sym, "fsm_trace_through_cxx"))
+			chk->reached_caller = true;
+	}
+}
+
+/*
+ * fsm_trace_through_cxx - check that kernel stack traces walk through the
+ * C++ core (ORC data from objtool for the C++ object). A failure does not
+ * stop the module: traces would only be shorter. Say so once.
+ */
+static noinline void fsm_trace_through_cxx(void)
+{
+	struct fsm_trace_check chk = {};
+
+	fsm_core_call_through(fsm_trace_probe, &chk);
+	if (chk.cxx_frames < 4 || !chk.reached_caller)
+		pr_warn("stack traces do not unwind through the C++ core (%u C++ frames, caller %sreached)\n",
+			chk.cxx_frames, chk.reached_caller ? "" : "not ");
+	else if (show_selfcheck_trace)
+		pr_info("selfcheck: unwound through %u C++ frames into the C caller\n",
+			chk.cxx_frames);
 }
 
 static int __init fsm_init(void)
@@ -72,6 +124,7 @@ static int __init fsm_init(void)
 		pr_err("core self-check failed (%d)\n", ret);
 		return ret;
 	}
+	fsm_trace_through_cxx();
 
 	return fsm_tracing_init();
 }
