@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# Helpers shared by the QEMU test-loop scripts. Source it; do not run it.
+#
+#   FSM_CACHE          every cache (stock image, debug kernel, initramfs) lives
+#                      here, outside the work tree
+#   FSM_ROOT           the checkout this file belongs to
+#   fsm_log/fsm_warn   messages on stderr, prefixed with the script name
+#   fsm_die            message on stderr, exit 1
+#   fsm_stock_abi      Debian ABI of the stock kernel, e.g. 6.1.0-56-amd64
+#   fsm_lock NAME      take an exclusive lock (held until the shell exits or
+#                      fsm_unlock)
+
+FSM_CACHE=${FSM_CACHE:-$HOME/.cache/ftrace_stackmap}
+export FSM_CACHE
+FSM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck disable=SC2034 # used by the scripts that source this file
+FSM_SCRIPTS=$FSM_ROOT/scripts
+FSM_PROG=${FSM_PROG:-$(basename "$0")}
+
+fsm_log() { printf '%s: %s\n' "$FSM_PROG" "$*" >&2; }
+fsm_warn() { printf '%s: warning: %s\n' "$FSM_PROG" "$*" >&2; }
+fsm_die() {
+	printf '%s: error: %s\n' "$FSM_PROG" "$*" >&2
+	exit 1
+}
+
+fsm_need() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 ||
+			fsm_die "'$c' not found; run scripts/deps"
+	done
+}
+
+# Exclusive lock on $FSM_CACHE/locks/NAME.lock, held until this shell exits.
+# Builds of the same cache entry from concurrent shells serialise on it.
+# fsm_unlock releases the most recent one early.
+fsm_lock() {
+	local f=$FSM_CACHE/locks/$1.lock
+	mkdir -p "$FSM_CACHE/locks"
+	exec {FSM_LOCK_FD}>"$f"
+	if ! flock -n "$FSM_LOCK_FD"; then
+		fsm_log "waiting for lock $f"
+		flock "$FSM_LOCK_FD"
+	fi
+}
+fsm_unlock() {
+	if [ -n "${FSM_LOCK_FD:-}" ]; then
+		exec {FSM_LOCK_FD}>&-
+		FSM_LOCK_FD=""
+	fi
+}
+
+# The ABI ("6.1.0-56-amd64") the meta package linux-image-amd64 points at:
+# the installed meta package if there is one, else apt's candidate.
+# FSM_STOCK_ABI overrides (for experiments only).
+fsm_stock_abi() {
+	if [ -n "${FSM_STOCK_ABI:-}" ]; then
+		printf '%s\n' "$FSM_STOCK_ABI"
+		return
+	fi
+	local deps="" ver abi key memo=$FSM_CACHE/stock-abi.memo
+	# apt-cache takes seconds: remember the answer until dpkg's status or
+	# apt's lists change.
+	key="$(stat -c %Y /var/lib/dpkg/status 2>/dev/null):$(stat -c %Y /var/lib/apt/lists 2>/dev/null)"
+	if [ -r "$memo" ] && [ "$(sed -n 1p "$memo")" = "$key" ]; then
+		sed -n 2p "$memo"
+		return
+	fi
+	if dpkg-query -W -f='${Status}' linux-image-amd64 2>/dev/null |
+		grep -q 'install ok installed'; then
+		deps=$(dpkg-query -W -f='${Depends}' linux-image-amd64)
+	else
+		ver=$(apt-cache policy linux-image-amd64 2>/dev/null |
+			sed -n 's/^ *Candidate: *//p')
+		if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
+			fsm_log "apt knows no linux-image-amd64; running apt-get update"
+			apt-get update -qq >&2 || fsm_die "apt-get update failed"
+			ver=$(apt-cache policy linux-image-amd64 |
+				sed -n 's/^ *Candidate: *//p')
+		fi
+		if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
+			fsm_die "apt has no candidate for linux-image-amd64"
+		fi
+		deps=$(apt-cache show "linux-image-amd64=$ver" |
+			sed -n 's/^Depends: //p' | head -n1)
+	fi
+	abi=$(printf '%s\n' "$deps" | tr ',|' '\n' |
+		sed -n 's/^ *linux-image-\([0-9][^ ]*-amd64\)\( .*\)\{0,1\}$/\1/p' |
+		head -n1)
+	[ -n "$abi" ] || fsm_die "cannot parse the ABI from linux-image-amd64 Depends: '$deps'"
+	mkdir -p "$FSM_CACHE"
+	printf '%s\n%s\n' "$key" "$abi" >"$memo.$$" && mv -f "$memo.$$" "$memo"
+	printf '%s\n' "$abi"
+}
+
+# Seconds (with one decimal) since an EPOCHREALTIME value.
+fsm_elapsed() {
+	local start=$1 now=$EPOCHREALTIME
+	awk -v a="$start" -v b="$now" 'BEGIN { printf "%.1f", b - a }'
+}
