@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * platform.h - the freestanding C++ subset every src/core file is written in.
+ *
+ * Overview
+ * --------
+ * The core is compiled twice: into the kernel module (kbuild, one unity
+ * translation unit, FSM_KERNEL defined) and into user-space tests and
+ * benchmarks (FSM_KERNEL undefined). Both builds see exactly the same code;
+ * this header is the only place that knows which world it is in, and the
+ * difference is confined to platform_kernel.h / platform_user.h (a handful
+ * of lines: what an assertion does).
+ *
+ * The allowed subset (checked by selftests/core/check_kernel_object.sh):
+ *  - gnu++20 language features: classes, templates, constexpr, static_assert,
+ *    [[nodiscard]], namespaces, placement new with our own tag.
+ *  - No exceptions, no RTTI, no standard library header (not even <new> or
+ *    <atomic>; -nostdinc++ makes an accidental include fail), no kernel header.
+ *  - No objects with dynamic initialisation at namespace scope (the module
+ *    loader ignores .init_array), no function-local statics (no __cxa_guard),
+ *    no destructors that would need atexit.
+ *  - No floating point, no 128-bit division, no atomics wider than 8 bytes
+ *    (all of those call libgcc, which a module cannot link). A 64x64->128
+ *    multiplication is fine: it is one mul instruction on x86-64 and
+ *    mul/umulh on arm64.
+ *  - Atomics only through fsm::Atomic<T> below, with an explicit memory
+ *    order at every call site, so that each one can carry its comment.
+ *
+ * Memory orders follow the C++ model (the GCC __atomic builtins implement
+ * it): a release store/RMW and an acquire load that reads its value (or a
+ * later value of the same RMW chain) order everything before the release
+ * before everything after the acquire. seq_cst accesses additionally form a
+ * single total order, which is what a store-then-load (Dekker) handshake
+ * needs; on x86 a seq_cst RMW is one locked instruction, on arm64 the
+ * ldaddal/ldar pair.
+ */
+#ifndef FSM_PLATFORM_H
+#define FSM_PLATFORM_H
+
+#ifndef __cplusplus
+#error "src/core is C++: C code includes fsm_core.h only"
+#endif
+
+#ifdef FSM_KERNEL
+#include "platform_kernel.h"
+#else
+#include "platform_user.h"
+#endif
+
+#include "fsm_core.h"
+
+#ifndef likely
+#define likely(x)	__builtin_expect(!!(x), 1)
+#endif
+#ifndef unlikely
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+#endif
+
+#define FSM_ALWAYS_INLINE	inline __attribute__((__always_inline__))
+#define FSM_NOINLINE		__attribute__((__noinline__))
+
+#ifndef FSM_ASSERT
+#error "platform_{kernel,user}.h must define FSM_ASSERT"
+#endif
+
+namespace fsm {
+
+using u8 = unsigned char;
+using u16 = unsigned short;
+using u32 = unsigned int;
+using u64 = unsigned long long;
+using s32 = int;
+using s64 = long long;
+using usize = decltype(sizeof(0));
+using uptr = __UINTPTR_TYPE__;
+
+static_assert(sizeof(u16) == 2 && sizeof(u32) == 4 && sizeof(u64) == 8,
+	      "LP64 or ILP32 data model expected");
+
+/*
+ * Memory order tags: x.load(acquire), x.store(v, release), ... The order is a
+ * template argument, so it reaches the builtin as a literal even without
+ * optimisation (a run-time order silently degrades to seq_cst, which would
+ * hide an ordering bug from ThreadSanitizer).
+ */
+template <int M> struct MemOrder {
+	static constexpr int value = M;
+};
+inline constexpr MemOrder<__ATOMIC_RELAXED> relaxed{};
+inline constexpr MemOrder<__ATOMIC_ACQUIRE> acquire{};
+inline constexpr MemOrder<__ATOMIC_RELEASE> release{};
+inline constexpr MemOrder<__ATOMIC_ACQ_REL> acq_rel{};
+inline constexpr MemOrder<__ATOMIC_SEQ_CST> seq_cst{};
+
+/*
+ * Atomic<T> - a naturally aligned word accessed only with __atomic builtins.
+ * Trivially default-constructible: zeroed memory from fsm_plat_alloc() is a
+ * valid array of them. Not copyable (a copy would be a non-atomic read).
+ */
+template <typename T>
+class Atomic {
+	static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 ||
+		      sizeof(T) == 8, "no 16-byte atomics: they call libgcc");
+
+public:
+	Atomic() = default;
+	Atomic(const Atomic &) = delete;
+	Atomic &operator=(const Atomic &) = delete;
+
+	template <int M>
+	FSM_ALWAYS_INLINE T load(MemOrder<M>) const
+	{
+		static_assert(M != __ATOMIC_RELEASE && M != __ATOMIC_ACQ_REL,
+			      "not a load order");
+		return __atomic_load_n(&v_, M);
+	}
+
+	template <int M>
+	FSM_ALWAYS_INLINE void store(T v, MemOrder<M>)
+	{
+		static_assert(M != __ATOMIC_ACQUIRE && M != __ATOMIC_ACQ_REL,
+			      "not a store order");
+		__atomic_store_n(&v_, v, M);
+	}
+
+	/* Strong compare-and-exchange; on failure @expected gets the value seen. */
+	template <int MS, int MF>
+	[[nodiscard]] FSM_ALWAYS_INLINE bool cmpxchg(T &expected, T desired,
+						      MemOrder<MS>, MemOrder<MF>)
+	{
+		return __atomic_compare_exchange_n(&v_, &expected, desired,
+						   false, MS, MF);
+	}
+
+	template <int M>
+	FSM_ALWAYS_INLINE T fetch_add(T d, MemOrder<M>)
+	{
+		return __atomic_fetch_add(&v_, d, M);
+	}
+
+	template <int M>
+	FSM_ALWAYS_INLINE T fetch_sub(T d, MemOrder<M>)
+	{
+		return __atomic_fetch_sub(&v_, d, M);
+	}
+
+	/*
+	 * Plain access for phases where no other context can touch the word
+	 * (initialisation, reset after every inserter has left). Still an
+	 * atomic access underneath so that sanitizers and the compiler see
+	 * one consistent kind of access.
+	 */
+	FSM_ALWAYS_INLINE void init(T v) { __atomic_store_n(&v_, v, __ATOMIC_RELAXED); }
+
+private:
+	T v_;
+};
+
+static_assert(sizeof(Atomic<u64>) == 8 && alignof(Atomic<u64>) == 8,
+	      "Atomic<u64> must be a naturally aligned word");
+
+/* Spin-wait hint: PAUSE on x86, YIELD on arm64. Usable in any context. */
+FSM_ALWAYS_INLINE void cpu_relax()
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+	asm volatile("yield" ::: "memory");
+#else
+	asm volatile("" ::: "memory");
+#endif
+}
+
+/* Compiler-only barrier. */
+FSM_ALWAYS_INLINE void barrier() { asm volatile("" ::: "memory"); }
+
+/*
+ * memcpy/memset: the builtins inline small constant sizes and otherwise call
+ * memcpy/memset, which the kernel and libc both provide.
+ */
+FSM_ALWAYS_INLINE void copy_bytes(void *d, const void *s, usize n)
+{
+	__builtin_memcpy(d, s, n);
+}
+
+FSM_ALWAYS_INLINE void zero_bytes(void *d, usize n) { __builtin_memset(d, 0, n); }
+
+template <typename T> constexpr T min(T a, T b) { return a < b ? a : b; }
+template <typename T> constexpr T max(T a, T b) { return a > b ? a : b; }
+
+/* Round up to a power-of-two alignment. */
+constexpr u64 align_up(u64 v, u64 a) { return (v + a - 1) & ~(a - 1); }
+
+inline constexpr usize kCacheLine = 64;
+
+/* Tag for our placement new (avoids needing <new>, never clashes with it). */
+struct PlaceTag {};
+inline constexpr PlaceTag place{};
+
+} /* namespace fsm */
+
+FSM_ALWAYS_INLINE void *operator new(fsm::usize, void *p, fsm::PlaceTag) noexcept
+{
+	return p;
+}
+
+#endif /* FSM_PLATFORM_H */

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * platform_kernel.h - the kernel side of platform.h (FSM_KERNEL defined).
+ *
+ * Included only through platform.h. Everything the core needs from the
+ * kernel goes through the fsm_plat_* hooks declared in fsm_core.h and
+ * implemented in C by the kernel glue; this file only decides what an
+ * assertion does.
+ *
+ * FSM_ASSERT checks internal invariants on paths that may run in NMI. In
+ * the kernel there is no way to report from here without a glue hook, and a
+ * trap in NMI context is worse than the broken invariant, so assertions
+ * compile to nothing unless FSM_DEBUG is defined (then: trap, i.e. BUG).
+ * The user-space builds always check them.
+ */
+#ifndef FSM_PLATFORM_KERNEL_H
+#define FSM_PLATFORM_KERNEL_H
+
+#ifdef FSM_DEBUG
+#define FSM_ASSERT(cond)	do { if (__builtin_expect(!(cond), 0)) __builtin_trap(); } while (0)
+#else
+#define FSM_ASSERT(cond)	do { (void)sizeof(!(cond)); } while (0)
+#endif
+
+#endif /* FSM_PLATFORM_KERNEL_H */

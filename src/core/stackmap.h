@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * stackmap.h - the lock-free, NMI-safe stack map behind fsm_core.h.
+ *
+ * Overview
+ * --------
+ * A StackMap turns a stack (1..max_depth u64 addresses) into a dense id.
+ * Everything is preallocated by StackMap::create() in one zeroed block,
+ * because insert() must work in any context, NMI included, where nothing
+ * may be allocated, no lock may be taken and every loop must be bounded:
+ *
+ *   StackMap        configuration (read-only after create), the generation
+ *                   word, the allocation word, the id counter
+ *   CpuShard[ncpu]  one 128-byte, cache-line aligned block per possible CPU:
+ *                   in-flight counter for reset, cumulative statistics
+ *   slots[2^(bits+1)] u64 words of the open-addressing hash table
+ *   index[2^bits]   id -> arena offset of the record (+1, 0 = unpublished)
+ *   hits[S][2^bits] per-stack hit counters, S = min(ncpu, kMaxHitShards)
+ *                   shards, each an array of u32 indexed by id
+ *   arena           variable-length records: 16-byte header + 8*nr bytes
+ *
+ * Slot word (u64): tag << 32 | (record offset in 8-byte arena units + 1).
+ * 0 means empty. The tag is the high half of the 64-bit keyed hash, with 0
+ * remapped to 1 (so an occupied slot always has a non-zero high half); the
+ * low bits of the hash pick the first slot. A slot goes from 0 to its final
+ * value with one cmpxchg and never changes again within a generation: there
+ * are no tombstones and no claimed-but-empty slots, because the record is
+ * written *before* the slot is claimed.
+ *
+ * Allocation word (u64): entries reserved << 32 | arena units used. One
+ * cmpxchg reserves an entry and the record's bytes together, and fails fast
+ * (MAP_FULL / ARENA_FULL) instead of counting past the limit; it never
+ * wraps (cf. CVE-2024-43890, where tracing_map's element counter did).
+ *
+ * Insert (hit): hash, probe from hash & mask comparing tags, compare nr and
+ * frames on a tag match, read the published id, bump the caller's hit
+ * shard. No atomic read-modify-write on a line shared between CPUs.
+ * Insert (miss): at the first empty slot of the probe sequence, (a) reserve
+ * storage, (b) write the record, (c) cmpxchg the slot (release). Losing the
+ * slot to another stack: keep probing with the same record. Losing it to
+ * the same stack (a twin inserted concurrently): return the reservation
+ * (and the bytes when they are still the arena top), count lost_races and
+ * use the winner's id. (d) Only the winner takes an id and publishes it:
+ * index[id] (release) first, record->id (release) second.
+ *
+ * Reset: a new generation. Inserters never wait for a reset; a reset waits
+ * for inserters (see reset() for the Dekker handshake).
+ *
+ * Ids: dense record indexes of the current generation, handed out only to
+ * slot winners, so ids 0..nr_ids()-1 are all valid except the few that are
+ * taken but not yet published (lookup_id() returns -2 for them).
+ *
+ * Terms: "hits" of a stack = number of successful inserts that returned its
+ * id in this generation, the creating insert included (the RFC's ref_count).
+ * Map-wide "hits" in fsm_map_stats = successful inserts that found an
+ * existing stack; "inserts" = inserts that created one; every call is
+ * counted exactly once in hits + inserts + sum(drops).
+ */
+#ifndef FSM_STACKMAP_H
+#define FSM_STACKMAP_H
+
+#include "platform.h"
+#include "hash.h"
+
+namespace fsm {
+
+/* Slots examined by one insert before FSM_DROP_PROBE_LIMIT. */
+inline constexpr u32 kProbeLimit = 64;
+/* cpu_relax() iterations waiting for a matching record's id (FSM_DROP_BUSY). */
+inline constexpr u32 kPublishWaitLoops = 256;
+/* Attempts of the reservation cmpxchg before FSM_DROP_BUSY. */
+inline constexpr u32 kReserveRetries = 32;
+/* Attempts of the emit-epoch cmpxchg (each failure means another epoch won). */
+inline constexpr u32 kEmitRetries = 4;
+/* Per-stack hit counters are sharded over at most this many arrays. */
+inline constexpr u32 kMaxHitShards = 8;
+/* Per-CPU shards are allocated for at most this many CPUs (then modulo). */
+inline constexpr u32 kMaxCpuShards = 8192;
+/* Bytes of a record header; a record is kRecordHeaderBytes + 8 * nr. */
+inline constexpr u32 kRecordHeaderBytes = 16;
+/* Bytes reset() clears between two fsm_plat_yield() calls. */
+inline constexpr u64 kResetClearChunk = 1ull << 20;
+/* Low bit of the generation word: a reset is in progress. */
+inline constexpr u32 kResetting = 1;
+
+static_assert(kProbeLimit * 2 <= (2u << FSM_BITS_MIN),
+	      "a probe sequence must not wrap onto itself in the smallest table");
+
+/*
+ * Record - one stack in the arena, immutable once its slot is published
+ * (except the two atomics). Followed by u64 ips[nr].
+ */
+struct Record {
+	Atomic<u32> id;		/* FSM_ID_NONE until the winner publishes */
+	Atomic<u32> emit_epoch;	/* last recording epoch that emitted it */
+	u32 nr;			/* frames */
+	u32 gen;		/* generation that created it (checks only) */
+
+	u64 *ips() { return reinterpret_cast<u64 *>(this + 1); }
+	const u64 *ips() const { return reinterpret_cast<const u64 *>(this + 1); }
+};
+static_assert(sizeof(Record) == kRecordHeaderBytes, "record header layout");
+
+/* Size of a record of @nr frames, in 8-byte arena units. */
+constexpr u32 record_units(u32 nr) { return kRecordHeaderBytes / 8 + nr; }
+
+/*
+ * CpuShard - per-CPU state, 128 bytes, cache-line aligned, per possible CPU.
+ * The shard is picked once per insert (fsm_plat_cpu() % nr_shards) and the
+ * same shard is used until the insert returns, so a task that migrates in
+ * between still leaves enters/exits balanced. Counters are updated with
+ * atomic RMWs (an NMI may nest on the same CPU, and a migrated task may
+ * share the shard), but the line is normally written by one CPU only.
+ *
+ * enters/exits bracket the part of an insert that touches the table; their
+ * difference is the number of inserts in flight (see reset()). All of them
+ * are monotonic u64 (no wrap in practice), so "exits" doubles as the number
+ * of calls that entered, and the map-wide hit count is derived as
+ * exits - inserts - drops (all but FSM_DROP_INVALID, which is refused before
+ * entering): the hit path pays for no statistics counter of its own.
+ */
+struct alignas(kCacheLine) CpuShard {
+	Atomic<u64> enters;
+	Atomic<u64> exits;
+	Atomic<u64> inserts;
+	Atomic<u64> lost_races;
+	Atomic<u64> drops[FSM_DROP_NR_REASONS];	/* [0] unused */
+	u32 hit_shard;		/* which per-stack hit array this CPU bumps */
+};
+
+/* A reservation made by reserve(): arena offset and size, in units. */
+struct Reservation {
+	u32 off;
+	u32 units;
+	bool held;
+};
+
+class StackMap {
+public:
+	/*
+	 * create - validate @p, allocate and initialise a map.
+	 * Context: task, may sleep (fsm_plat_alloc).
+	 * Return: the map, or nullptr with *err = -22 (bad params) / -12 (ENOMEM).
+	 */
+	[[nodiscard]] static StackMap *create(const fsm_map_params &p, int *err);
+
+	/* Context: task; no inserter or reader may still use the map. */
+	void destroy();
+
+	/*
+	 * insert - insert-or-find @ips[0..nr).
+	 * Context: any, NMI included. Lock-free, allocation-free, bounded:
+	 * at most kProbeLimit slots, kReserveRetries + kReserveRetries
+	 * cmpxchg attempts, kPublishWaitLoops relax iterations.
+	 * Return: 0 with *res filled, or -enum fsm_drop_reason.
+	 */
+	[[nodiscard]] int insert(const u64 *ips, u32 nr, u32 epoch,
+				 fsm_insert_result *res);
+
+	/*
+	 * reset - start a new generation.
+	 * Context: task, may sleep; serialised by the caller against other
+	 * resets and against readers (lookup_id, nr_ids).
+	 * Return: the new generation number.
+	 */
+	u32 reset();
+
+	/* Context: any. Return: ids handed out in the current generation. */
+	u32 nr_ids() const;
+
+	/*
+	 * lookup_id - read the published record of @id.
+	 * Context: any; serialised against reset() by the caller.
+	 * Return: 0; -2 if @id is not (yet) published; -22 if @id >= capacity.
+	 */
+	[[nodiscard]] int lookup_id(u32 id, const u64 **ips, u32 *nr,
+				    u64 *hits) const;
+
+	/* Context: any. A snapshot, not atomic as a whole. */
+	void stats(struct fsm_map_stats *st) const;
+
+	/* Hash as used for slot selection (with the test degradation applied). */
+	u64 hash(const u64 *ips, u32 nr) const
+	{
+		return (hash_stack(key_, ips, nr) & hash_and_) | hash_or_;
+	}
+
+	u32 capacity() const { return capacity_; }
+	u32 nr_cpu_shards() const { return nr_shards_; }
+	u32 nr_hit_shards() const { return nr_hit_shards_; }
+
+	StackMap(const StackMap &) = delete;
+	StackMap &operator=(const StackMap &) = delete;
+
+private:
+	StackMap() = default;
+
+	CpuShard &this_cpu_shard();
+	int insert_in_gen(CpuShard &sh, u32 gen, const u64 *ips, u32 nr,
+			  u32 epoch, fsm_insert_result *res);
+	int insert_miss(CpuShard &sh, u32 gen, const u64 *ips, u32 nr, u32 epoch,
+			u32 tag, u32 idx, u32 probe, fsm_insert_result *res);
+	Record *match(u64 s, u32 tag, const u64 *ips, u32 nr);
+	int reserve(u32 nr, Reservation &rsv);
+	void unreserve(const Reservation &rsv);
+	void publish_new(CpuShard &sh, Record *rec, const Reservation &rsv,
+			 u32 gen, u32 epoch, fsm_insert_result *res);
+	int finish_hit(CpuShard &sh, Record *rec, u32 gen, u32 epoch,
+		       fsm_insert_result *res);
+	void count_hit(CpuShard &sh, u32 id);
+	void clear_chunked(void *p, u64 bytes);
+
+	Record *record_at(u32 off) { return reinterpret_cast<Record *>(arena_ + off); }
+	const Record *record_at(u32 off) const
+	{
+		return reinterpret_cast<const Record *>(arena_ + off);
+	}
+
+	/* ---- configuration: written by create(), read-only afterwards ---- */
+	u32 bits_ = 0;
+	u32 capacity_ = 0;	/* 2^bits ids */
+	u32 table_mask_ = 0;	/* 2^(bits+1) - 1 */
+	u32 max_depth_ = 0;
+	u32 arena_units_ = 0;	/* arena size in 8-byte units, < 2^32 - 1 */
+	u32 nr_shards_ = 0;
+	u32 nr_hit_shards_ = 0;
+	u64 hash_and_ = 0;	/* test degradation of the hash */
+	u64 hash_or_ = 0;
+	HashKey key_{};
+	CpuShard *shards_ = nullptr;
+	Atomic<u64> *slots_ = nullptr;
+	Atomic<u32> *index_ = nullptr;
+	Atomic<u32> *hit_counts_ = nullptr;	/* [nr_hit_shards][capacity] */
+	u64 *arena_ = nullptr;
+	void *block_ = nullptr;		/* what fsm_plat_alloc returned */
+	u64 memory_bytes_ = 0;
+
+	/*
+	 * gen << 1 | kResetting. Read by every insert, written only by
+	 * reset(): on its own cache line so misses do not invalidate it.
+	 */
+	alignas(kCacheLine) Atomic<u32> gen_;
+
+	/* ---- written on the miss path only ---- */
+	alignas(kCacheLine) Atomic<u64> alloc_;	/* reserved << 32 | arena units */
+	Atomic<u32> next_id_;			/* ids handed out (winners only) */
+};
+
+} /* namespace fsm */
+
+#endif /* FSM_STACKMAP_H */
