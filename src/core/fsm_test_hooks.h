@@ -23,6 +23,8 @@ enum fsm_test_hook_point {
 	FSM_HOOK_SLOT_CLAIMED,		/* slot claimed, no id taken yet */
 	FSM_HOOK_ID_TAKEN,		/* id taken, index[id] not yet published */
 	FSM_HOOK_INDEX_PUBLISHED,	/* index[id] published, record->id not yet */
+	FSM_HOOK_ID_WAIT,		/* found the stack, its id is unpublished:
+					 * each bounded-wait iteration */
 };
 
 /* Context: whatever the inserter's context is. */

@@ -310,6 +310,7 @@ FSM_ALWAYS_INLINE int StackMap::finish_hit(CpuShard &sh, Record *rec, u32 gen,
 	for (u32 spin = 0; unlikely(id == FSM_ID_NONE); spin++) {
 		if (spin >= kPublishWaitLoops)
 			return -FSM_DROP_BUSY;
+		FSM_HOOK(this, FSM_HOOK_ID_WAIT);
 		cpu_relax();
 		id = rec->id.load(acquire);		/* (R3) */
 	}
