@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench.cpp - user-space benchmark of the core stack map against a
+ * re-implementation of the seed RFC's map (seed_map.h), same binary, same
+ * inputs. Prints name=value lines; no thresholds.
+ *
+ * Inputs: a few thousand distinct kernel-like stacks (shared outer chains,
+ * inner frames from a pool of return addresses), accessed with a Zipf(1.1)
+ * hot distribution. Both maps are pre-populated, so the timed loops measure
+ * the hit path, through the same kind of out-of-line call the kernel makes.
+ *
+ * Usage: fsm_core_bench [--quick]
+ */
+#include "fsm_core.h"
+#include "seed_map.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <pthread.h>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using u64 = unsigned long long;
+using Clock = std::chrono::steady_clock;
+
+bool g_quick = false;
+
+struct StackSet {
+	std::vector<u64> frames;
+	std::vector<size_t> off;
+	std::vector<unsigned> nr;
+
+	size_t size() const { return nr.size(); }
+	const u64 *ips(size_t i) const { return &frames[off[i]]; }
+	double mean_depth() const
+	{
+		double s = 0;
+		for (unsigned n : nr)
+			s += n;
+		return s / nr.size();
+	}
+};
+
+/* @n distinct stacks of depth [dmin, dmax]. */
+StackSet make_stacks(size_t n, unsigned dmin, unsigned dmax, uint64_t seed)
+{
+	std::mt19937_64 rng(seed);
+	std::vector<u64> pool(6000);
+	for (auto &a : pool)
+		a = 0xffffffff81000000ull + ((rng() % 0xc00000) & ~0xfull) + 5 + rng() % 0x90;
+	u64 chains[16][6];
+	for (auto &c : chains)
+		for (auto &a : c)
+			a = pool[rng() % pool.size()];
+
+	StackSet set;
+	std::set<std::vector<u64>> seen;
+	while (set.size() < n) {
+		unsigned d = dmin + rng() % (dmax - dmin + 1);
+		std::vector<u64> s(d);
+		const u64 *chain = chains[rng() % 16];
+		for (unsigned i = 0; i < d; i++)
+			s[i] = i + 6 >= d ? chain[i + 6 - d] : pool[rng() % pool.size()];
+		if (!seen.insert(s).second)
+			continue;
+		set.off.push_back(set.frames.size());
+		set.nr.push_back(d);
+		set.frames.insert(set.frames.end(), s.begin(), s.end());
+	}
+	return set;
+}
+
+/* Access sequence: Zipf(s) over the stacks, hottest ranks shuffled. */
+std::vector<uint32_t> zipf_sequence(size_t nstacks, size_t len, double s, uint64_t seed)
+{
+	std::mt19937_64 rng(seed);
+	std::vector<double> cdf(nstacks);
+	double sum = 0;
+	for (size_t k = 0; k < nstacks; k++)
+		cdf[k] = (sum += 1.0 / std::pow(double(k + 1), s));
+	std::vector<uint32_t> rank_to_stack(nstacks);
+	for (size_t k = 0; k < nstacks; k++)
+		rank_to_stack[k] = (uint32_t)k;
+	std::shuffle(rank_to_stack.begin(), rank_to_stack.end(), rng);
+	std::uniform_real_distribution<double> u(0, sum);
+	std::vector<uint32_t> seq(len);
+	for (auto &x : seq) {
+		size_t k = std::lower_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin();
+		x = rank_to_stack[std::min(k, nstacks - 1)];
+	}
+	return seq;
+}
+
+void pin_to_cpu(unsigned cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu % std::max(1u, std::thread::hardware_concurrency()), &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+fsm_map *make_ours(unsigned bits)
+{
+	fsm_map_params p{};
+	p.bits = bits;
+	p.max_depth = FSM_MAX_KERNEL_DEPTH;
+	fsm_plat_random(p.key, sizeof(p.key));
+	int err = 0;
+	fsm_map *m = fsm_map_create(&p, &err);
+	if (!m) {
+		fprintf(stderr, "fsm_map_create: %d\n", err);
+		exit(1);
+	}
+	return m;
+}
+
+/* The seed's entry point is an exported function: keep it out of line. */
+__attribute__((noinline)) int seed_get_id(seed::Map *m, const u64 *ips, unsigned nr)
+{
+	return m->get_id(reinterpret_cast<const unsigned long *>(ips), nr);
+}
+
+std::atomic<u64> g_sink{0};
+
+/* ns per insert over @seq; median of @reps runs. */
+template <typename F>
+double time_ns_per_op(const std::vector<uint32_t> &seq, int reps, F &&op)
+{
+	std::vector<double> runs;
+	for (int r = 0; r < reps; r++) {
+		u64 sink = 0;
+		auto t0 = Clock::now();
+		for (uint32_t i : seq)
+			sink += op(i);
+		auto t1 = Clock::now();
+		g_sink += sink;
+		runs.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / seq.size());
+	}
+	std::sort(runs.begin(), runs.end());
+	return runs[runs.size() / 2];
+}
+
+struct HitResult {
+	double ours, seed;
+};
+
+HitResult bench_hits(const StackSet &set, const std::vector<uint32_t> &seq, int reps)
+{
+	fsm_map *m = make_ours(14);
+	seed::Map sm(14);
+
+	/* Populate, and check both maps agree on what they hold. */
+	for (size_t i = 0; i < set.size(); i++) {
+		fsm_insert_result r{};
+		if (fsm_map_insert(m, set.ips(i), set.nr[i], 1, &r) || r.id != i ||
+		    seed_get_id(&sm, set.ips(i), set.nr[i]) < 0) {
+			fprintf(stderr, "populate failed at %zu\n", i);
+			exit(1);
+		}
+	}
+
+	HitResult res;
+	res.ours = time_ns_per_op(seq, reps, [&](uint32_t i) -> u64 {
+		fsm_insert_result r;
+		if (__builtin_expect(fsm_map_insert(m, set.ips(i), set.nr[i], 1, &r), 0))
+			abort();
+		return r.id;
+	});
+	res.seed = time_ns_per_op(seq, reps, [&](uint32_t i) -> u64 {
+		int id = seed_get_id(&sm, set.ips(i), set.nr[i]);
+		if (__builtin_expect(id < 0, 0))
+			abort();
+		return (u64)id;
+	});
+	fsm_map_destroy(m);
+	return res;
+}
+
+/* Throughput of @threads threads hammering one hot stack, ops/ns. */
+template <typename F>
+double hot_throughput(unsigned threads, u64 ops_per_thread, F &&op)
+{
+	std::atomic<unsigned> ready{0};
+	std::atomic<bool> go{false};
+	std::vector<double> ns(threads);
+	std::vector<std::thread> th;
+	for (unsigned t = 0; t < threads; t++)
+		th.emplace_back([&, t] {
+			pin_to_cpu(t);
+			ready++;
+			while (!go.load())
+				;
+			u64 sink = 0;
+			auto t0 = Clock::now();
+			for (u64 i = 0; i < ops_per_thread; i++)
+				sink += op();
+			auto t1 = Clock::now();
+			g_sink += sink;
+			ns[t] = std::chrono::duration<double, std::nano>(t1 - t0).count();
+		});
+	while (ready.load() < threads)
+		;
+	go.store(true);
+	for (auto &x : th)
+		x.join();
+	double worst = *std::max_element(ns.begin(), ns.end());
+	return threads * ops_per_thread / worst;
+}
+
+template <typename F>
+double scaling(u64 ops, F &&op)
+{
+	/* Best of 3 for each, to dampen VM noise. */
+	double one = 0, two = 0;
+	for (int r = 0; r < 3; r++) {
+		one = std::max(one, hot_throughput(1, ops, op));
+		two = std::max(two, hot_throughput(2, ops, op));
+	}
+	return two / one;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--quick"))
+			g_quick = true;
+	const size_t nstacks = 4096;
+	const size_t seq_len = g_quick ? (1u << 18) : (1u << 21);
+	const int reps = g_quick ? 3 : 7;
+	const u64 hot_ops = g_quick ? 1000000 : 5000000;
+
+	pin_to_cpu(0);
+	printf("cpus=%u\n", std::thread::hardware_concurrency());
+	printf("stacks=%zu\n", nstacks);
+	printf("zipf_s=1.1\n");
+
+	/* 1. Hit path, 16-frame stacks. */
+	StackSet s16 = make_stacks(nstacks, 16, 16, 1);
+	auto seq = zipf_sequence(nstacks, seq_len, 1.1, 2);
+	HitResult h16 = bench_hits(s16, seq, reps);
+	printf("hit_ns_16=%.1f\n", h16.ours);
+	printf("seed_hit_ns_16=%.1f\n", h16.seed);
+	printf("speedup_vs_seed=%.2f\n", h16.seed / h16.ours);
+
+	/* 2. Hit path, depths 8..32. */
+	StackSet smix = make_stacks(nstacks, 8, 32, 3);
+	HitResult hmix = bench_hits(smix, seq, reps);
+	printf("mean_depth_mixed=%.1f\n", smix.mean_depth());
+	printf("hit_ns_mixed=%.1f\n", hmix.ours);
+	printf("seed_hit_ns_mixed=%.1f\n", hmix.seed);
+	printf("speedup_vs_seed_mixed=%.2f\n", hmix.seed / hmix.ours);
+
+	/* 3. Miss path: insert every stack into fresh maps. */
+	{
+		std::vector<uint32_t> all(smix.size());
+		for (size_t i = 0; i < all.size(); i++)
+			all[i] = (uint32_t)i;
+		std::vector<double> ours, seeds;
+		for (int r = 0; r < reps; r++) {
+			fsm_map *m = make_ours(14);
+			ours.push_back(time_ns_per_op(all, 1, [&](uint32_t i) -> u64 {
+				fsm_insert_result res;
+				if (fsm_map_insert(m, smix.ips(i), smix.nr[i], 1, &res))
+					abort();
+				return res.id;
+			}));
+			fsm_map_destroy(m);
+			seed::Map sm(14);
+			seeds.push_back(time_ns_per_op(all, 1, [&](uint32_t i) -> u64 {
+				return (u64)seed_get_id(&sm, smix.ips(i), smix.nr[i]);
+			}));
+		}
+		std::sort(ours.begin(), ours.end());
+		std::sort(seeds.begin(), seeds.end());
+		printf("insert_ns_mixed=%.1f\n", ours[ours.size() / 2]);
+		printf("seed_insert_ns_mixed=%.1f\n", seeds[seeds.size() / 2]);
+	}
+
+	/* 4. One hot stack, 1 vs 2 threads on different CPUs. */
+	if (std::thread::hardware_concurrency() >= 2) {
+		const u64 *hot = s16.ips(0);
+		fsm_map *m = make_ours(14);
+		seed::Map sm(14);
+		fsm_insert_result r{};
+		if (fsm_map_insert(m, hot, 16, 1, &r) || seed_get_id(&sm, hot, 16) < 0)
+			abort();
+		double ours = scaling(hot_ops, [&]() -> u64 {
+			fsm_insert_result res;
+			if (fsm_map_insert(m, hot, 16, 1, &res))
+				abort();
+			return res.id;
+		});
+		double seeds = scaling(hot_ops, [&]() -> u64 {
+			return (u64)seed_get_id(&sm, hot, 16);
+		});
+		u64 hits = 0;
+		fsm_map_lookup_id(m, r.id, nullptr, nullptr, &hits);
+		if (hits < hot_ops)
+			abort();
+		printf("hot_2t_scaling=%.2f\n", ours);
+		printf("seed_hot_2t_scaling=%.2f\n", seeds);
+		fsm_map_destroy(m);
+	} else {
+		printf("hot_2t_scaling=n/a\n");
+		printf("seed_hot_2t_scaling=n/a\n");
+	}
+
+	/* 5. Memory per stack. */
+	{
+		fsm_map *m = make_ours(14);
+		for (size_t i = 0; i < smix.size(); i++) {
+			fsm_insert_result res;
+			if (fsm_map_insert(m, smix.ips(i), smix.nr[i], 0, &res))
+				abort();
+		}
+		struct fsm_map_stats st{};
+		fsm_map_stats(m, &st);
+		double arena = double(st.arena_used) / smix.size();
+		/* Slots (2 per id), index entry and per-stack hit counters,
+		 * amortised over a full map. */
+		double table = (8.0 * st.table_slots + 4.0 * st.capacity) / st.capacity;
+		unsigned hit_shards = std::min(std::thread::hardware_concurrency(), 8u);
+		table += 4.0 * hit_shards;
+		printf("bytes_per_stack=%.1f\n", arena);
+		printf("bytes_per_stack_with_table=%.1f\n", arena + table);
+		printf("memory_bytes_bits14=%llu\n", st.memory_bytes);
+		printf("seed_bytes_per_stack=%zu\n", seed::Map::kEltBytes);
+		seed::Map sm(14);
+		printf("seed_bytes_per_stack_with_table=%.1f\n",
+		       double(seed::Map::kEltSlabBytes) + double(sm.table_bytes()) / sm.capacity());
+		printf("seed_memory_bytes_bits14=%zu\n",
+		       sm.table_bytes() + size_t(sm.capacity()) * seed::Map::kEltSlabBytes);
+		fsm_map_destroy(m);
+	}
+	return g_sink.load() == 42 ? 1 : 0;
+}

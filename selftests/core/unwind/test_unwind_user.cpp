@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Walker tests on synthetic stacks (fake_mem.h): exact frame lists for every
+ * mode, and every stop rule. Each walk also runs through the C entry point
+ * fsm_uw_walk() and must give the same result.
+ */
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "fake_mem.h"
+#include "unwind_user.h"
+
+using namespace uwtest;
+
+namespace {
+
+constexpr u64 kGuard = 0x5a5a5a5a5a5a5a5aull;
+
+struct Walked {
+	std::vector<u64> e;	/* the entries, e.size() == res.nr */
+	fsm_uw_result res;
+	u64 reads;
+};
+
+Walked walk(const FakeMem &m, const fsm_uw_regs &regs, u32 max = FSM_MAX_USER_DEPTH)
+{
+	std::vector<u64> buf(max + 8, kGuard), cbuf(max + 8, kGuard);
+	fsm_uw_result res, cres;
+	memset(&res, 0xff, sizeof(res));
+	memset(&cres, 0xff, sizeof(cres));
+
+	u64 r0 = m.reads();
+	u32 n = fsm::unwind::walk(regs, m.reader(), buf.data(), max, res);
+	u64 reads = m.reads() - r0;
+	u32 cn = fsm_uw_walk(&regs, FakeMem::c_read, const_cast<FakeMem *>(&m),
+			     cbuf.data(), max, &cres);
+
+	EXPECT_EQ(n, res.nr);
+	EXPECT_LE(res.nr, max);
+	EXPECT_LE(reads, 2ull * max) << "read bound";
+	EXPECT_LT(res.stop, (u32)FSM_UW_NR_STOPS);
+	for (size_t i = res.nr; i < buf.size(); i++)
+		EXPECT_EQ(buf[i], kGuard) << "wrote past nr at " << i;
+	/* The C entry point is the same walk. */
+	EXPECT_EQ(cn, n);
+	EXPECT_EQ(0, memcmp(&cres, &res, sizeof(res)));
+	EXPECT_EQ(0, memcmp(cbuf.data(), buf.data(), buf.size() * sizeof(u64)));
+
+	return { std::vector<u64>(buf.begin(), buf.begin() + res.nr), res, reads };
+}
+
+fsm_uw_regs regs_of(u32 mode, u64 ip, u64 sp, u64 fp, u64 lr = 0, u32 flags = 0)
+{
+	fsm_uw_regs r{};
+	r.ip = ip;
+	r.sp = sp;
+	r.fp = fp;
+	r.lr = lr;
+	r.mode = mode;
+	r.flags = flags;
+	return r;
+}
+
+/*
+ * A chain of records at fps[0] < fps[1] < ...; record i holds fps[i + 1]
+ * (0 for the last) and ras[i].
+ */
+void put_chain(FakeMem &m, u32 mode, const std::vector<u64> &fps,
+	       const std::vector<u64> &ras, u64 last_saved_fp = 0)
+{
+	for (size_t i = 0; i < fps.size(); i++)
+		put_record(m, mode, fps[i], i + 1 < fps.size() ? fps[i + 1] : last_saved_fp,
+			   ras[i]);
+}
+
+using V = std::vector<u64>;
+
+} /* namespace */
+
+/* ---- exact frame lists per mode ---------------------------------------- */
+
+TEST(UnwindUser, X86_64Chain)
+{
+	FakeMem m;
+	put_chain(m, FSM_UW_MODE_X86_64, { 0x7ffd0100, 0x7ffd0180, 0x7ffd0200 },
+		  { 0x401111, 0x402222, 0x403333 });
+	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x400abc, 0x7ffd00e0, 0x7ffd0100));
+	EXPECT_EQ(w.e, (V{ 0x400abc, 0x401111, 0x402222, 0x403333 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+	EXPECT_EQ(w.res.mode, (u32)FSM_UW_MODE_X86_64);
+	EXPECT_EQ(w.res.flags, 0u);
+}
+
+TEST(UnwindUser, X86_64HighAddresses)
+{
+	/* Full 64-bit user addresses: nothing truncated. */
+	FakeMem m;
+	const u64 s = 0x7fffffffe000ull;
+	put_chain(m, FSM_UW_MODE_X86_64, { s + 0x10, s + 0x50 },
+		  { 0x7f1234567890ull, 0x55555555a000ull });
+	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x7f0000001000ull, s, s + 0x10));
+	EXPECT_EQ(w.e, (V{ 0x7f0000001000ull, 0x7f1234567890ull, 0x55555555a000ull }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+}
+
+TEST(UnwindUser, Ia32Chain)
+{
+	/* 4-byte words: a wrong (8-byte) read would merge saved fp and ra. */
+	FakeMem m;
+	put_chain(m, FSM_UW_MODE_IA32, { 0xffd01004, 0xffd01020, 0xffd01100 },
+		  { 0x08049111, 0xf7e02222, 0x08048333 });
+	/* Upper register halves are not part of a compat task's state. */
+	auto w = walk(m, regs_of(FSM_UW_MODE_IA32, 0xdead00000804a000ull,
+				 0xbeef0000ffd01000ull, 0x12340000ffd01004ull));
+	EXPECT_EQ(w.e, (V{ 0x0804a000, 0x08049111, 0xf7e02222, 0x08048333 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+}
+
+TEST(UnwindUser, Arm64ChainStripsPac)
+{
+	FakeMem m;
+	const u64 pac = 0x007f000000000000ull;	/* bits 54..48: PAC with 48-bit VAs */
+	put_chain(m, FSM_UW_MODE_ARM64, { 0xffffc000ull, 0xffffc040ull, 0xffffc0a0ull },
+		  { 0x0023000000401234ull, 0x0041000000405678ull, 0x0000aaaab0009abcull });
+	auto r = regs_of(FSM_UW_MODE_ARM64, 0x400000, 0xffffbff0ull, 0xffffc000ull);
+	r.pac_mask = pac;
+	auto w = walk(m, r);
+	EXPECT_EQ(w.e, (V{ 0x400000, 0x401234, 0x405678, 0xaaaab0009abcull }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+
+	/* The mask is arm64 only: x86-64 keeps every bit. */
+	FakeMem m2;
+	put_chain(m2, FSM_UW_MODE_X86_64, { 0x1000 }, { 0x0023000000401234ull });
+	auto r2 = regs_of(FSM_UW_MODE_X86_64, 0x400000, 0xff0, 0x1000);
+	r2.pac_mask = pac;
+	EXPECT_EQ(walk(m2, r2).e, (V{ 0x400000, 0x0023000000401234ull }));
+}
+
+TEST(UnwindUser, A32FrameRecordChainWithThumb)
+{
+	/* clang: fp (r11, or r7 in Thumb) -> {old fp, lr}. */
+	FakeMem m;
+	put_chain(m, FSM_UW_MODE_A32_FRAME_RECORD, { 0xbefff008, 0xbefff020, 0xbefff100 },
+		  { 0x00010ab5 /* Thumb */, 0x00011230, 0xb6f01001 /* Thumb */ });
+	auto w = walk(m, regs_of(FSM_UW_MODE_A32_FRAME_RECORD, 0x10a00, 0xbefff000, 0xbefff008));
+	EXPECT_EQ(w.e, (V{ 0x10a00, 0x10ab4, 0x11230, 0xb6f01000 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+	EXPECT_EQ(w.res.flags & FSM_UW_RES_THUMB, FSM_UW_RES_THUMB);
+
+	/* No Thumb return address: no flag. */
+	FakeMem m2;
+	put_chain(m2, FSM_UW_MODE_A32_FRAME_RECORD, { 0x8000 }, { 0x10000 });
+	auto w2 = walk(m2, regs_of(FSM_UW_MODE_A32_FRAME_RECORD, 0x10a00, 0x7ff0, 0x8000));
+	EXPECT_EQ(w2.res.flags & FSM_UW_RES_THUMB, 0u);
+}
+
+TEST(UnwindUser, A32GccChain)
+{
+	/* GCC -marm: fp -> saved lr, old fp at fp - 4. */
+	FakeMem m;
+	put_chain(m, FSM_UW_MODE_A32_GCC, { 0xbefff00c, 0xbefff024, 0xbefff104 },
+		  { 0x00010500, 0x00010600, 0x00010701 /* Thumb caller */ });
+	auto w = walk(m, regs_of(FSM_UW_MODE_A32_GCC, 0x10400, 0xbefff000, 0xbefff00c));
+	EXPECT_EQ(w.e, (V{ 0x10400, 0x10500, 0x10600, 0x10700 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+	EXPECT_EQ(w.res.flags & FSM_UW_RES_THUMB, FSM_UW_RES_THUMB);
+
+	/* The two AArch32 layouts are not interchangeable. */
+	auto wrong = walk(m, regs_of(FSM_UW_MODE_A32_FRAME_RECORD, 0x10400, 0xbefff000,
+				     0xbefff00c));
+	EXPECT_NE(wrong.e, w.e);
+}
+
+TEST(UnwindUser, A32GccRecordMayStartOneWordBelowFp)
+{
+	/* The GCC record spans [fp - 4, fp + 4): fp - 4 == sp is fine. */
+	FakeMem m;
+	put_chain(m, FSM_UW_MODE_A32_GCC, { 0x2004 }, { 0x10500 });
+	auto w = walk(m, regs_of(FSM_UW_MODE_A32_GCC, 0x10400, 0x2000, 0x2004));
+	EXPECT_EQ(w.e, (V{ 0x10400, 0x10500 }));
+	/* ...but not below sp. */
+	auto w2 = walk(m, regs_of(FSM_UW_MODE_A32_GCC, 0x10400, 0x2004, 0x2004));
+	EXPECT_EQ(w2.e, (V{ 0x10400 }));
+	EXPECT_EQ(w2.res.stop, (u32)FSM_UW_STOP_NOT_INCREASING);
+}
+
+/* ---- termination rules --------------------------------------------------- */
+
+TEST(UnwindUser, ZeroFpRegister)
+{
+	FakeMem m;
+	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x401000, 0x7000, 0));
+	EXPECT_EQ(w.e, (V{ 0x401000 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_ZERO_FP);
+	EXPECT_EQ(w.reads, 0u);
+}
+
+TEST(UnwindUser, ZeroReturnAddressEndsChain)
+{
+	FakeMem m;
+	put_chain(m, FSM_UW_MODE_X86_64, { 0x1000, 0x1100 }, { 0x401111, 0 }, 0x1200);
+	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0xff0, 0x1000));
+	EXPECT_EQ(w.e, (V{ 0x400000, 0x401111 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+}
+
+TEST(UnwindUser, LoopSelf)
+{
+	/* fp -> itself: one frame, then "not increasing". */
+	FakeMem m;
+	put_record(m, FSM_UW_MODE_X86_64, 0x1000, 0x1000, 0x401111);
+	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0xff0, 0x1000));
+	EXPECT_EQ(w.e, (V{ 0x400000, 0x401111 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_NOT_INCREASING);
+}
+
+TEST(UnwindUser, LoopBack)
+{
+	/* fp0 -> fp1 -> fp0 for every mode. */
+	for (u32 mode = 1; mode < FSM_UW_NR_MODES; mode++) {
+		SCOPED_TRACE(fsm_uw_mode_name(mode));
+		FakeMem m;
+		put_chain(m, mode, { 0x1008, 0x1108 }, { 0x4000, 0x5000 }, 0x1008);
+		auto w = walk(m, regs_of(mode, 0x3000, 0x1000, 0x1008));
+		EXPECT_EQ(w.e, (V{ 0x3000, 0x4000, 0x5000 }));
+		EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_NOT_INCREASING);
+	}
+}
+
+TEST(UnwindUser, DecreasingFp)
+{
+	FakeMem m;
+	put_record(m, FSM_UW_MODE_X86_64, 0x2000, 0x1800, 0x401111);
+	put_record(m, FSM_UW_MODE_X86_64, 0x1800, 0x3000, 0x402222);
+	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0x1f00, 0x2000));
+	EXPECT_EQ(w.e, (V{ 0x400000, 0x401111 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_NOT_INCREASING);
+}
+
+TEST(UnwindUser, OverlappingRecord)
+{
+	/* Next fp inside the current record (fp + 8): increasing, but bogus. */
+	FakeMem m;
+	m.put64(0x2000, 0x2008);
+	m.put64(0x2008, 0x401111);
+	m.put64(0x2010, 0x402222);
+	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0x1f00, 0x2000));
+	EXPECT_EQ(w.e, (V{ 0x400000, 0x401111 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_NOT_INCREASING);
+}
+
+TEST(UnwindUser, FpBelowSp)
+{
+	FakeMem m;
+	put_record(m, FSM_UW_MODE_X86_64, 0x1000, 0, 0x401111);
+	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0x1008, 0x1000));
+	EXPECT_EQ(w.e, (V{ 0x400000 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_NOT_INCREASING);
+	EXPECT_EQ(w.reads, 0u) << "checks come before reads";
+	/* fp == sp is allowed (a frame with no locals). */
+	auto w2 = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0x1000, 0x1000));
+	EXPECT_EQ(w2.e, (V{ 0x400000, 0x401111 }));
+	EXPECT_EQ(w2.res.stop, (u32)FSM_UW_STOP_END);
+}
+
+TEST(UnwindUser, Misaligned)
+{
+	FakeMem m;
+	put_record(m, FSM_UW_MODE_X86_64, 0x1004, 0, 0x401111);
+	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0x1000, 0x1004));
+	EXPECT_EQ(w.e, (V{ 0x400000 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_MISALIGNED);
+	EXPECT_EQ(w.reads, 0u);
+
+	/* Mid-chain. */
+	FakeMem m2;
+	put_chain(m2, FSM_UW_MODE_X86_64, { 0x1000 }, { 0x401111 }, 0x1101);
+	auto w2 = walk(m2, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0xff0, 0x1000));
+	EXPECT_EQ(w2.e, (V{ 0x400000, 0x401111 }));
+	EXPECT_EQ(w2.res.stop, (u32)FSM_UW_STOP_MISALIGNED);
+
+	/* 4-byte alignment is enough in the 32-bit modes. */
+	FakeMem m3;
+	put_chain(m3, FSM_UW_MODE_IA32, { 0x1004 }, { 0x8049111 });
+	auto w3 = walk(m3, regs_of(FSM_UW_MODE_IA32, 0x8048000, 0x1000, 0x1004));
+	EXPECT_EQ(w3.e, (V{ 0x8048000, 0x8049111 }));
+	EXPECT_EQ(w3.res.stop, (u32)FSM_UW_STOP_END);
+	auto w4 = walk(m3, regs_of(FSM_UW_MODE_IA32, 0x8048000, 0x1000, 0x1006));
+	EXPECT_EQ(w4.res.stop, (u32)FSM_UW_STOP_MISALIGNED);
+}
+
+TEST(UnwindUser, NoWrapAroundAddressSpace)
+{
+	/* ia32: cfa = 0xfffffffc + 8 leaves the 32-bit address space. */
+	FakeMem m;
+	m.put32(0xfffffffc, 0);
+	auto w = walk(m, regs_of(FSM_UW_MODE_IA32, 0x8048000, 0xfffff000, 0xfffffffc));
+	EXPECT_EQ(w.e, (V{ 0x8048000 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_NOT_INCREASING);
+	/* x86-64: cfa wraps past 2^64. */
+	auto w2 = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0xfffffffffffff000ull,
+				  0xfffffffffffffff8ull));
+	EXPECT_EQ(w2.res.stop, (u32)FSM_UW_STOP_NOT_INCREASING);
+	EXPECT_EQ(w2.reads, 0u);
+}
+
+TEST(UnwindUser, FirstFaultVsFault)
+{
+	/* Nothing mapped at fp: registers only. */
+	FakeMem empty;
+	auto w = walk(empty, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0x1000, 0x1010));
+	EXPECT_EQ(w.e, (V{ 0x400000 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_FIRST_FAULT);
+
+	/* First record half readable (ra yes, saved fp no): still first fault. */
+	FakeMem half;
+	half.put64(0x1018, 0x401111);
+	auto wh = walk(half, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0x1000, 0x1010));
+	EXPECT_EQ(wh.e, (V{ 0x400000 }));
+	EXPECT_EQ(wh.res.stop, (u32)FSM_UW_STOP_FIRST_FAULT);
+
+	/* Two good records, then a hole. */
+	FakeMem m;
+	put_chain(m, FSM_UW_MODE_X86_64, { 0x1010, 0x1080 }, { 0x401111, 0x402222 }, 0x2000);
+	auto w2 = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0x1000, 0x1010));
+	EXPECT_EQ(w2.e, (V{ 0x400000, 0x401111, 0x402222 }));
+	EXPECT_EQ(w2.res.stop, (u32)FSM_UW_STOP_FAULT);
+	EXPECT_EQ(std::string(fsm_uw_stop_name(w2.res.stop)), "fault");
+	EXPECT_EQ(std::string(fsm_uw_stop_name(FSM_UW_STOP_FIRST_FAULT)), "first_fault");
+}
+
+TEST(UnwindUser, DepthLimit)
+{
+	/* 300 frames, more than any limit. */
+	FakeMem m;
+	V fps, ras;
+	for (u64 i = 0; i < 300; i++) {
+		fps.push_back(0x100000 + i * 0x40);
+		ras.push_back(0x401000 + i);
+	}
+	put_chain(m, FSM_UW_MODE_X86_64, fps, ras);
+	auto r = regs_of(FSM_UW_MODE_X86_64, 0x400000, 0xffff0, 0x100000);
+
+	auto w = walk(m, r, FSM_MAX_USER_DEPTH);
+	ASSERT_EQ(w.e.size(), (size_t)FSM_MAX_USER_DEPTH);
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_DEPTH);
+	EXPECT_EQ(w.e[0], 0x400000u);
+	for (u32 i = 1; i < FSM_MAX_USER_DEPTH; i++)
+		ASSERT_EQ(w.e[i], ras[i - 1]) << i;
+
+	auto w1 = walk(m, r, 1);
+	EXPECT_EQ(w1.e, (V{ 0x400000 }));
+	EXPECT_EQ(w1.res.stop, (u32)FSM_UW_STOP_DEPTH);
+
+	auto w0 = walk(m, r, 0);
+	EXPECT_TRUE(w0.e.empty());
+	EXPECT_EQ(w0.res.stop, (u32)FSM_UW_STOP_DEPTH);
+}
+
+TEST(UnwindUser, DepthIsExactWhenChainFitsExactly)
+{
+	/* ip + 126 return addresses = 127 entries: END, not DEPTH. */
+	FakeMem m;
+	V fps, ras;
+	for (u64 i = 0; i < FSM_MAX_USER_DEPTH - 1; i++) {
+		fps.push_back(0x100000 + i * 0x20);
+		ras.push_back(0x401000 + i);
+	}
+	put_chain(m, FSM_UW_MODE_X86_64, fps, ras);
+	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0xffff0, 0x100000));
+	EXPECT_EQ(w.e.size(), (size_t)FSM_MAX_USER_DEPTH);
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+}
+
+/* ---- first instruction of a function ------------------------------------ */
+
+TEST(UnwindUser, AtEntryX86_64)
+{
+	/*
+	 * The callee's first instruction: [sp] = return into the caller,
+	 * rbp = caller's frame, whose record returns into the grand-caller.
+	 */
+	FakeMem m;
+	m.put64(0x1000, 0x401111);				/* [sp] */
+	put_chain(m, FSM_UW_MODE_X86_64, { 0x1040 }, { 0x402222 });	/* caller's frame */
+	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x403000, 0x1000, 0x1040, 0,
+				 FSM_UW_REGS_AT_ENTRY));
+	EXPECT_EQ(w.e, (V{ 0x403000, 0x401111, 0x402222 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+	EXPECT_EQ(w.res.flags & FSM_UW_RES_AT_ENTRY, FSM_UW_RES_AT_ENTRY);
+
+	/* Without the flag the caller (0x401111) is skipped. */
+	auto w2 = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x403000, 0x1000, 0x1040));
+	EXPECT_EQ(w2.e, (V{ 0x403000, 0x402222 }));
+
+	/* [sp] unreadable: first fault. */
+	FakeMem m3;
+	auto w3 = walk(m3, regs_of(FSM_UW_MODE_X86_64, 0x403000, 0x1000, 0x1040, 0,
+				   FSM_UW_REGS_AT_ENTRY));
+	EXPECT_EQ(w3.e, (V{ 0x403000 }));
+	EXPECT_EQ(w3.res.stop, (u32)FSM_UW_STOP_FIRST_FAULT);
+
+	/* Caller without frame pointer (rbp == 0): ip and [sp], then ZERO_FP. */
+	auto w4 = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x403000, 0x1000, 0, 0,
+				  FSM_UW_REGS_AT_ENTRY));
+	EXPECT_EQ(w4.e, (V{ 0x403000, 0x401111 }));
+	EXPECT_EQ(w4.res.stop, (u32)FSM_UW_STOP_ZERO_FP);
+}
+
+TEST(UnwindUser, AtEntryIa32)
+{
+	FakeMem m;
+	m.put32(0x1000, 0x08049111);
+	put_chain(m, FSM_UW_MODE_IA32, { 0x1020 }, { 0x08049222 });
+	auto w = walk(m, regs_of(FSM_UW_MODE_IA32, 0x0804a000, 0x1000, 0x1020, 0,
+				 FSM_UW_REGS_AT_ENTRY));
+	EXPECT_EQ(w.e, (V{ 0x0804a000, 0x08049111, 0x08049222 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+}
+
+TEST(UnwindUser, AtEntryArm)
+{
+	/* arm64: ra in lr (PAC stripped), x29 still the caller's. */
+	FakeMem m;
+	put_chain(m, FSM_UW_MODE_ARM64, { 0x2000 }, { 0x402222 });
+	auto r = regs_of(FSM_UW_MODE_ARM64, 0x403000, 0x1ff0, 0x2000, 0x0011000000401111ull,
+			 FSM_UW_REGS_AT_ENTRY);
+	r.pac_mask = 0x00ff000000000000ull;
+	auto w = walk(m, r);
+	EXPECT_EQ(w.e, (V{ 0x403000, 0x401111, 0x402222 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+
+	/* lr read, then the caller's record faults: first fault, 2 entries. */
+	FakeMem empty;
+	auto w2 = walk(empty, r);
+	EXPECT_EQ(w2.e, (V{ 0x403000, 0x401111 }));
+	EXPECT_EQ(w2.res.stop, (u32)FSM_UW_STOP_FIRST_FAULT);
+
+	/* AArch32 at entry from a Thumb caller: lr bit 0 set. */
+	FakeMem m3;
+	put_chain(m3, FSM_UW_MODE_A32_FRAME_RECORD, { 0x2000 }, { 0x10800 });
+	auto w3 = walk(m3, regs_of(FSM_UW_MODE_A32_FRAME_RECORD, 0x10a00, 0x1ff0, 0x2000,
+				   0x10b01, FSM_UW_REGS_AT_ENTRY));
+	EXPECT_EQ(w3.e, (V{ 0x10a00, 0x10b00, 0x10800 }));
+	EXPECT_EQ(w3.res.flags & FSM_UW_RES_THUMB, FSM_UW_RES_THUMB);
+
+	FakeMem m4;
+	put_chain(m4, FSM_UW_MODE_A32_GCC, { 0x2004 }, { 0x10800 });
+	auto w4 = walk(m4, regs_of(FSM_UW_MODE_A32_GCC, 0x10a00, 0x1ff0, 0x2004, 0x10b00,
+				   FSM_UW_REGS_AT_ENTRY));
+	EXPECT_EQ(w4.e, (V{ 0x10a00, 0x10b00, 0x10800 }));
+}
+
+/* ---- arguments, names, robustness --------------------------------------- */
+
+TEST(UnwindUser, InvalidArguments)
+{
+	FakeMem m;
+	u64 e[4];
+	fsm_uw_result res;
+	auto r = regs_of(FSM_UW_MODE_NONE, 1, 2, 3);
+	EXPECT_EQ(fsm::unwind::walk(r, m.reader(), e, 4, res), 0u);
+	EXPECT_EQ(res.stop, (u32)FSM_UW_STOP_INVALID);
+	r.mode = FSM_UW_NR_MODES;
+	EXPECT_EQ(fsm::unwind::walk(r, m.reader(), e, 4, res), 0u);
+	EXPECT_EQ(res.stop, (u32)FSM_UW_STOP_INVALID);
+	r.mode = FSM_UW_MODE_X86_64;
+	EXPECT_EQ(fsm::unwind::walk(r, m.reader(), nullptr, 4, res), 0u);
+	EXPECT_EQ(res.stop, (u32)FSM_UW_STOP_INVALID);
+	EXPECT_EQ(fsm_uw_walk(&r, nullptr, nullptr, e, 4, &res), 0u);
+	EXPECT_EQ(res.stop, (u32)FSM_UW_STOP_INVALID);
+	EXPECT_EQ(fsm_uw_walk(nullptr, FakeMem::c_read, &m, e, 4, &res), 0u);
+	EXPECT_EQ(res.stop, (u32)FSM_UW_STOP_INVALID);
+}
+
+TEST(UnwindUser, Names)
+{
+	EXPECT_STREQ(fsm_uw_stop_name(FSM_UW_STOP_END), "end");
+	EXPECT_STREQ(fsm_uw_stop_name(FSM_UW_STOP_DEPTH), "depth");
+	EXPECT_STREQ(fsm_uw_stop_name(FSM_UW_STOP_INVALID), "invalid");
+	EXPECT_STREQ(fsm_uw_stop_name(FSM_UW_NR_STOPS), "unknown");
+	EXPECT_STREQ(fsm_uw_mode_name(FSM_UW_MODE_X86_64), "x86_64");
+	EXPECT_STREQ(fsm_uw_mode_name(FSM_UW_MODE_A32_FRAME_RECORD), "a32_frame_record");
+	EXPECT_STREQ(fsm_uw_mode_name(FSM_UW_NR_MODES), "unknown");
+}
+
+TEST(UnwindUser, RandomMemoryNeverMisbehaves)
+{
+	/*
+	 * Random stacks (some valid chains, some garbage): the walk must
+	 * respect its bounds and invariants whatever the memory holds.
+	 */
+	std::mt19937_64 rng(12345);
+	for (int iter = 0; iter < 3000; iter++) {
+		const u32 mode = 1 + rng() % (FSM_UW_NR_MODES - 1);
+		const u64 base = 0x10000 + (rng() % 64) * 4;
+		FakeMem m;
+		for (int i = 0; i < 64; i++) {
+			u64 a = base + (rng() % 512) * 4, v;
+			switch (rng() % 4) {
+			case 0: v = base + (rng() % 512) * 4; break;	/* stack-ish pointer */
+			case 1: v = 0; break;
+			case 2: v = rng(); break;
+			default: v = a + 16 + (rng() % 8) * 4; break;	/* plausible next fp */
+			}
+			m.put(a, v, (mode == FSM_UW_MODE_X86_64 || mode == FSM_UW_MODE_ARM64) ? 8 : 4);
+		}
+		auto r = regs_of(mode, rng(), base + (rng() % 16) * 4, base + (rng() % 64) * 4,
+				 rng(), (rng() & 1) ? FSM_UW_REGS_AT_ENTRY : 0);
+		const u32 max = 1 + rng() % 40;
+		auto w = walk(m, r, max);
+		const u64 amask = (mode == FSM_UW_MODE_X86_64 || mode == FSM_UW_MODE_ARM64)
+					  ? ~0ull : 0xffffffffull;
+		ASSERT_GE(w.e.size(), 1u);
+		EXPECT_EQ(w.e[0], r.ip & amask);
+		for (size_t i = 1; i < w.e.size(); i++) {
+			EXPECT_NE(w.e[i], 0u);
+			EXPECT_EQ(w.e[i] & ~amask, 0u);
+		}
+		if (HasFailure())
+			FAIL() << "iteration " << iter << " mode " << fsm_uw_mode_name(mode);
+	}
+}
