@@ -18,7 +18,12 @@
  * stack of a generation gets id 0, the next one id 1, and so on. An id never
  * changes meaning while its generation lives. fsm_map_reset() starts a new
  * generation (ids restart at 0); the generation number is returned with every
- * id so that consumers can tell ids of different generations apart.
+ * id so that consumers can tell ids of different generations apart. The first
+ * generation is 1; 0 is never a generation (consumers may use it as "none").
+ * Generations count modulo 2^31 (skipping 0).
+ *
+ * The implementation (src/core/stackmap.h) documents the layout and the
+ * memory-ordering argument of every atomic.
  *
  * The platform hooks at the end are implemented once per world: by the kernel
  * glue (src/kernel/core_glue.c) and by the user-space test platform.
@@ -87,7 +92,14 @@ struct fsm_insert_result {
 #define FSM_INSERT_NEW		0x1	/* this call created the record */
 #define FSM_INSERT_FIRST_EMIT	0x2	/* caller is the first to see @id in @epoch */
 
-/* Statistics snapshot (fsm_map_stats). Counters are sums of per-CPU shards. */
+/*
+ * Statistics snapshot (fsm_map_stats). Counters are sums of per-CPU shards.
+ * hits/inserts/drops/lost_races are cumulative over the map's life (they
+ * survive resets); entries/arena_used belong to the current generation.
+ * Every fsm_map_insert() call on a map is counted exactly once in
+ * hits + inserts + drops[1..]. While inserts run, "hits" (derived from the
+ * shards' call counters) may lag behind; it is exact when quiescent.
+ */
 struct fsm_map_stats {
 	unsigned int bits;
 	unsigned int generation;
@@ -98,10 +110,14 @@ struct fsm_map_stats {
 	unsigned long long arena_used;
 	unsigned long long arena_size;
 	unsigned long long memory_bytes;	/* everything fsm_map_create allocated */
-	unsigned long long hits;		/* inserts that found an existing stack */
+	unsigned long long hits;		/* inserts that found an existing stack
+					 * (a twin that lost a race included) */
 	unsigned long long inserts;		/* inserts that created a stack */
 	unsigned long long drops[FSM_DROP_NR_REASONS];	/* [0] unused */
-	unsigned long long lost_races;	/* insert raced a twin, arena bytes wasted */
+	unsigned long long lost_races;	/* insert raced a twin inserting the same
+					 * stack and used the winner's id; its
+					 * record's bytes are wasted unless they
+					 * were still the arena top */
 };
 
 /*
@@ -123,8 +139,12 @@ void fsm_map_destroy(struct fsm_map *map);
  *             the record remembers @epoch (so a trace can carry the frames
  *             inline the first time an id appears in a recording). Pass 0 to
  *             never request it.
- * Context: any, NMI included. Lock-free, no allocation, bounded.
- * Return: 0 and *res filled, or -enum fsm_drop_reason (counted in stats).
+ * Context: any, NMI included. Lock-free, no allocation, bounded. The caller
+ * should not sleep or be preempted for long inside (a reset waits for it):
+ * kernel tracepoint probes run with preemption off, which is enough.
+ * Return: 0 and *res filled, or -enum fsm_drop_reason (counted in stats;
+ * FSM_DROP_BUSY also covers a reservation cmpxchg that lost too many times
+ * in a row). A NULL @map returns -FSM_DROP_INVALID, not counted.
  */
 int fsm_map_insert(struct fsm_map *map, const unsigned long long *ips,
 		   unsigned int nr, unsigned int epoch,
@@ -135,8 +155,9 @@ int fsm_map_insert(struct fsm_map *map, const unsigned long long *ips,
  * Inserters never block: during the reset they fail with FSM_DROP_RESETTING.
  * Storage is reused only after every inserter that could still be inside the
  * old generation has left.
- * Context: task, may sleep. Callers serialise resets against each other and
- * against readers (fsm_map_lookup_id / fsm_map_nr_ids users).
+ * Context: task, may sleep (it yields while waiting for inserters and while
+ * clearing). Callers serialise resets against each other and against readers
+ * (fsm_map_lookup_id / fsm_map_nr_ids users).
  * Return: the new generation number.
  */
 unsigned int fsm_map_reset(struct fsm_map *map);
@@ -149,8 +170,12 @@ unsigned int fsm_map_nr_ids(const struct fsm_map *map);
  * Records are immutable once published; an id handed out but not yet
  * published returns -2 (ENOENT-like) and readers skip it.
  * Context: any; serialised against fsm_map_reset by the caller.
- * Return: 0, with *ips (points into the map), *nr and *hits (sum of shards,
- * approximate while inserts run) set.
+ * Return: 0, with *ips (points into the map), *nr and *hits set (any of the
+ * three may be NULL); -2 if @id is not published (yet); -22 if @id >=
+ * capacity or @map is NULL. *hits = number of successful inserts that
+ * returned @id in this generation, the creating one included (the RFC's
+ * ref_count): a sum of per-CPU-group u32 shards, approximate while inserts
+ * run, each shard wrapping at 2^32.
  */
 int fsm_map_lookup_id(const struct fsm_map *map, unsigned int id,
 		      const unsigned long long **ips, unsigned int *nr,
@@ -162,7 +187,12 @@ void fsm_map_stats(const struct fsm_map *map, struct fsm_map_stats *st);
 /* Name of a drop reason, for stat files ("map_full", ...). */
 const char *fsm_drop_reason_name(unsigned int reason);
 
-/* Kernel self-check run at module load: returns 0 or a negative error. */
+/*
+ * Kernel self-check run at module load: creates a bits=FSM_BITS_MIN map,
+ * checks ids, dedup, FIRST_EMIT, limits, reset and statistics, destroys it.
+ * Context: task (allocates). Return: 0, -12 (no memory) or -22 (a check
+ * failed).
+ */
 int fsm_core_selfcheck(void);
 
 /*
@@ -175,7 +205,7 @@ int fsm_core_call_through(void (*probe)(void *), void *arg);
 
 /* ---- Platform hooks: implemented by the kernel glue or the user platform ---- */
 
-/* Zeroed memory; task context. NULL on failure. */
+/* Zeroed memory, at least 8-byte aligned; task context. NULL on failure. */
 void *fsm_plat_alloc(unsigned long long size);
 void fsm_plat_free(void *p);
 /* Current CPU (any context; caller tolerates migration). */

@@ -12,7 +12,7 @@
  *   StackMap        configuration (read-only after create), the generation
  *                   word, the allocation word, the id counter
  *   CpuShard[ncpu]  one 128-byte, cache-line aligned block per possible CPU:
- *                   in-flight counter for reset, cumulative statistics
+ *                   enters/exits counters for reset, cumulative statistics
  *   slots[2^(bits+1)] u64 words of the open-addressing hash table
  *   index[2^bits]   id -> arena offset of the record (+1, 0 = unpublished)
  *   hits[S][2^bits] per-stack hit counters, S = min(ncpu, kMaxHitShards)
