@@ -567,6 +567,28 @@ struct RoundLog {
 	int complete_ret = 1;
 };
 
+/* Random delay: nothing, a short or long spin, or a yield (spreads the
+ * requests of one thread over the other's request/complete/late phases,
+ * also under TSan, which serialises threads a lot). */
+void jitter(std::mt19937 &rng)
+{
+	switch (rng() % 4) {
+	case 0:
+		break;
+	case 1:
+		for (int spin = rng() % 300; spin > 0; spin--)
+			asm volatile("" ::: "memory");
+		break;
+	case 2:
+		std::this_thread::yield();
+		break;
+	default:
+		for (int spin = rng() % 3000; spin > 0; spin--)
+			asm volatile("" ::: "memory");
+		break;
+	}
+}
+
 /* Checks one thread's results for instance @bit_served (in the mask?). */
 void check_instance(const std::vector<int> &rs, bool in_mask, int round, const char *who)
 {
@@ -603,6 +625,7 @@ TEST(UnwindCacheRace, TaskVsNmiSameEntry)
 	u64 counters[2] = {};
 	std::vector<RoundLog> log(kRounds);
 	std::barrier sync(2);
+	std::atomic<bool> broken{ false };	/* stop both threads after a failed round */
 
 	auto walk_for = [](int round) {
 		return [round](u64 *e, u32 max, fsm_uw_result &res) -> u32 {
@@ -627,6 +650,7 @@ TEST(UnwindCacheRace, TaskVsNmiSameEntry)
 			sync.arrive_and_wait();
 			int n1 = 1 + rng() % 3, n2 = rng() % 3;
 			for (int i = 0; i < n1; i++) {
+				jitter(rng);
 				u64 c = 0;
 				L.a.push_back(fsm_uwc_request(&t, sig, 0, &counters[0], 0, &c));
 				if (L.cookie_a && c != L.cookie_a)
@@ -634,7 +658,8 @@ TEST(UnwindCacheRace, TaskVsNmiSameEntry)
 				L.cookie_a = c;
 			}
 			fsm_uwc_delivery d{};
-			int ret;
+			int ret = FSM_UWC_EBUSY;
+			jitter(rng);
 			/* B may be between its claim and PENDING: only then EBUSY
 			 * (bounded, so a broken state machine fails, not hangs). */
 			for (int spin = 0; spin < 1000000; spin++) {
@@ -644,15 +669,20 @@ TEST(UnwindCacheRace, TaskVsNmiSameEntry)
 				std::this_thread::yield();
 			}
 			L.complete_ret = ret;
+			if (ret != 0)
+				broken = true;
 			L.mask = d.mask;
 			L.delivered_cookie = d.cookie;
 			for (int i = 0; i < n2; i++) {
+				jitter(rng);
 				u64 c = 0;
 				L.a.push_back(fsm_uwc_request(&t, sig, 0, &counters[0], 0, &c));
 				if (c != L.cookie_a)
 					L.mismatch_a = true;
 			}
 			sync.arrive_and_wait();
+			if (broken)
+				break;
 		}
 	});
 
@@ -663,10 +693,9 @@ TEST(UnwindCacheRace, TaskVsNmiSameEntry)
 			RoundLog &L = log[r];
 			const u64 sig = 1000 + r;
 			sync.arrive_and_wait();
-			int n = rng() % 4;
+			int n = rng() % 5;
 			for (int i = 0; i < n; i++) {
-				for (int spin = rng() % 200; spin > 0; spin--)
-					asm volatile("" ::: "memory");
+				jitter(rng);
 				u64 c = 0;
 				int ret = fsm_uwc_request(&t, sig, 1, &counters[1], 1, &c);
 				L.b.push_back(ret);
@@ -683,6 +712,8 @@ TEST(UnwindCacheRace, TaskVsNmiSameEntry)
 				}
 			}
 			sync.arrive_and_wait();
+			if (broken)
+				break;
 		}
 	});
 	ta.join();

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * unwind_cache.cpp - per-task, per-entry user unwind cache: the state
+ * machine described in unwind_cache.h, and its C entry points.
+ *
+ * Atomics are GCC __atomic builtins with literal memory orders on the
+ * fields of struct fsm_uwc_task (a C struct, so the kernel glue can embed
+ * it); each one says what it publishes or what it pairs with.
+ */
+#include "unwind_cache.h"
+
+namespace fsm::unwind {
+
+#ifdef FSM_UNWIND_TEST_HOOKS
+void (*test_hook)(fsm_uwc_task *t, u32 point);
+#endif
+
+u64 cookie_next(u64 *cpu_counter, u32 cpu)
+{
+	if (!cpu_counter || cpu >= (1u << kCookieCpuBits))
+		return FSM_UWC_COOKIE_NONE;
+	/*
+	 * Relaxed: uniqueness needs only the atomicity of the increment (an
+	 * NMI may interrupt an increment of the same per-CPU counter). The
+	 * sequence wraps at 2^48 and skips 0, so a cookie is never 0; a second
+	 * wrap-around within one call would need 2^48 nested increments.
+	 */
+	u64 seq = __atomic_add_fetch(cpu_counter, 1, __ATOMIC_RELAXED) & kCookieSeqMask;
+	if (!seq)
+		seq = __atomic_add_fetch(cpu_counter, 1, __ATOMIC_RELAXED) & kCookieSeqMask;
+	return seq << kCookieCpuBits | cpu;
+}
+
+/* splitmix64's finalizer: a bijective 64-bit mix (no 128-bit arithmetic). */
+static inline u64 uwc_mix64(u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+u64 entry_sig(const fsm_uw_regs &regs, u64 extra)
+{
+	u64 h = uwc_mix64(0x9e3779b97f4a7c15ull ^ regs.mode);
+
+	h = uwc_mix64(h ^ regs.ip);
+	h = uwc_mix64(h ^ regs.sp);
+	h = uwc_mix64(h ^ regs.fp);
+	h = uwc_mix64(h ^ regs.lr);
+	return uwc_mix64(h ^ extra);
+}
+
+int cache_request(fsm_uwc_task &t, u64 sig, u32 instance, u64 *cpu_counter,
+		  u32 cpu, u64 &cookie)
+{
+	u64 new_cookie = FSM_UWC_COOKIE_NONE;
+
+	if (instance >= FSM_UWC_MAX_INSTANCES)
+		return FSM_UWC_EINVAL;
+	const u64 bit = 1ull << instance;
+
+	for (u32 attempt = 0; attempt < kRequestAttempts; attempt++) {
+		/*
+		 * Acquire: pairs with the store-release of PENDING (claimer) and
+		 * DONE (complete_end), and via the RMWs after them: we see sig,
+		 * the cleared next mask and, in DONE, the result.
+		 */
+		u64 w = __atomic_load_n(&t.state, __ATOMIC_ACQUIRE);
+		const u64 st = state_of(w);
+		bool new_entry = st == kStIdle;
+
+		if (st == kStDone) {
+			/*
+			 * Acquire: pairs with the store-release of sig in a claim
+			 * or complete_end; if we read a sig newer than w, the
+			 * re-load below sees the state that came with it and we
+			 * start over instead of comparing against the wrong entry.
+			 */
+			const u64 esig = __atomic_load_n(&t.sig, __ATOMIC_ACQUIRE);
+
+			FSM_UWC_TEST_HOOK(t, kHookDoneSigRead);
+			if (__atomic_load_n(&t.state, __ATOMIC_RELAXED) != w)
+				continue;
+			new_entry = esig != sig;
+		}
+
+		if (!new_entry) {
+			/*
+			 * BUSY, PENDING, or DONE of this entry: join it. One RMW
+			 * decides; acquire pairs with the harvest's release so that
+			 * a CACHED requester sees the finished result.
+			 */
+			const u64 old = __atomic_fetch_or(&t.req[buf_of(w)], bit,
+							  __ATOMIC_ACQUIRE);
+
+			cookie = cookie_of(w);
+			if (!(old & kHarvested))
+				return FSM_UWC_PENDING;
+			return (old & bit) ? FSM_UWC_DELIVERED : FSM_UWC_CACHED;
+		}
+
+		/* A new entry: claim the state word with a fresh cookie. */
+		if (new_cookie == FSM_UWC_COOKIE_NONE) {
+			new_cookie = cookie_next(cpu_counter, cpu);
+			if (new_cookie == FSM_UWC_COOKIE_NONE)
+				return FSM_UWC_EINVAL;
+		}
+		const u64 nb = buf_of(w) ^ 1;
+		/*
+		 * Acquire on success continues the acquire above (the RMW reads
+		 * the same release sequence); relaxed on failure: we reload.
+		 */
+		if (!__atomic_compare_exchange_n(&t.state, &w,
+						 make_state(new_cookie, nb, kStBusy),
+						 false, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		FSM_UWC_TEST_HOOK(t, kHookClaimed);
+		/*
+		 * BUSY(new_cookie, nb) is ours. Release: pairs with the acquire
+		 * load of sig by a DONE-state requester (see above).
+		 */
+		__atomic_store_n(&t.sig, sig, __ATOMIC_RELEASE);
+		/*
+		 * req[nb] was cleared by the previous complete_end() before it
+		 * published DONE (or is zero from init). Nested requesters that
+		 * saw our BUSY word may already have added their bits: OR, never
+		 * store. Relaxed: published by the PENDING release below, and the
+		 * harvest reads it through the RMW chain anyway.
+		 */
+		__atomic_fetch_or(&t.req[nb], bit, __ATOMIC_RELAXED);
+		/* Release: publishes sig (pairs with every acquire load of state). */
+		__atomic_store_n(&t.state, make_state(new_cookie, nb, kStPending),
+				 __ATOMIC_RELEASE);
+		cookie = new_cookie;
+		return FSM_UWC_QUEUE;
+	}
+	return FSM_UWC_EBUSY;
+}
+
+int complete_begin(fsm_uwc_task &t, u64 &w)
+{
+	/* Acquire: pairs with the claimer's PENDING release (sig). */
+	w = __atomic_load_n(&t.state, __ATOMIC_ACQUIRE);
+	if (state_of(w) == kStBusy)
+		return FSM_UWC_EBUSY;
+	if (state_of(w) != kStPending)
+		return FSM_UWC_ENOENT;
+	const u64 busy = make_state(cookie_of(w), buf_of(w), kStBusy);
+	/*
+	 * PENDING -> BUSY makes this call the only completer (a second one
+	 * sees BUSY or DONE). Requesters treat BUSY like PENDING and join.
+	 * Acquire: as the load above; relaxed on failure: we return.
+	 */
+	if (!__atomic_compare_exchange_n(&t.state, &w, busy, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return FSM_UWC_EBUSY;
+	w = busy;
+	return 0;
+}
+
+void complete_end(fsm_uwc_task &t, u64 w, u64 exit_sig, fsm_uwc_delivery &out)
+{
+	const u64 b = buf_of(w);
+	const u64 c = cookie_of(w);
+
+	/* Relaxed: only claimers write sig, and none can run while we are BUSY. */
+	if (__atomic_load_n(&t.sig, __ATOMIC_RELAXED) != exit_sig)
+		t.res.flags |= FSM_UW_RES_LATE;
+	/*
+	 * The entry's final signature: late requests on the way out compare
+	 * against the registers we return to. Release: pairs with the acquire
+	 * load of sig by DONE-state requesters (they re-check state after).
+	 */
+	__atomic_store_n(&t.sig, exit_sig, __ATOMIC_RELEASE);
+	/*
+	 * The next entry's mask starts empty. Nobody uses req[b ^ 1] during
+	 * this entry; relaxed, published by the DONE release below, which the
+	 * next claimer acquires before it touches req[b ^ 1].
+	 */
+	__atomic_store_n(&t.req[b ^ 1], 0, __ATOMIC_RELAXED);
+	/*
+	 * Release: publishes res, entries, sig and the cleared mask to every
+	 * requester that loads DONE with acquire (fsm_uwc_read, late requests).
+	 */
+	__atomic_store_n(&t.state, make_state(c, b, kStDone), __ATOMIC_RELEASE);
+	FSM_UWC_TEST_HOOK(t, kHookDonePublished);
+	/*
+	 * Harvest. Requesters that OR'ed their bit before this RMW are
+	 * served by our caller; later ones see kHarvested and know they were
+	 * not. Release (of acq_rel): pairs with the requesters' acquire
+	 * fetch_or, so a CACHED requester sees the result even if it never
+	 * loads state. Acquire: nothing to pair with, kept for symmetry of
+	 * the RMW chain.
+	 */
+	const u64 mask = __atomic_fetch_or(&t.req[b], kHarvested, __ATOMIC_ACQ_REL);
+
+	out.cookie = c;
+	out.mask = mask & ~kHarvested;
+	out.res = &t.res;
+	out.entries = t.entries;
+}
+
+int cache_read(const fsm_uwc_task &t, u64 cookie, u64 *entries, u32 max,
+	       fsm_uw_result &res)
+{
+	/* Acquire: pairs with the DONE release in complete_end (res, entries). */
+	const u64 w = __atomic_load_n(&t.state, __ATOMIC_ACQUIRE);
+
+	if (cookie == FSM_UWC_COOKIE_NONE || state_of(w) != kStDone ||
+	    cookie_of(w) != cookie)
+		return FSM_UWC_ENOENT;
+	/*
+	 * Plain reads: the result only changes in the next entry of this task,
+	 * which cannot start while the task (or a context nested on it) is
+	 * still in this one (the contract in unwind_cache.h).
+	 */
+	res = t.res;
+	const u32 n = res.nr < max ? res.nr : max;
+	for (u32 i = 0; i < n; i++)
+		entries[i] = t.entries[i];
+	return (int)n;
+}
+
+void cache_entry_exit(fsm_uwc_task &t)
+{
+	u64 w = __atomic_load_n(&t.state, __ATOMIC_RELAXED);
+
+	if (state_of(w) != kStDone)
+		return;
+	/*
+	 * DONE(c,b) -> IDLE(b): keeps buf, so the next claim still uses the
+	 * mask complete_end cleared. Relaxed both ways: an RMW continues the
+	 * DONE release sequence for the next claimer; on failure the state
+	 * already moved on and there is nothing to forget.
+	 */
+	(void)__atomic_compare_exchange_n(&t.state, &w,
+					  make_state(0, buf_of(w), kStIdle), false,
+					  __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+u32 cache_state(const fsm_uwc_task &t, u64 *cookie)
+{
+	/* Acquire: a caller may go on to read what that state published. */
+	const u64 w = __atomic_load_n(&t.state, __ATOMIC_ACQUIRE);
+
+	if (cookie)
+		*cookie = cookie_of(w);
+	return (u32)state_of(w);
+}
+
+} /* namespace fsm::unwind */
+
+/* ---- C entry points (fsm_unwind.h) ---- */
+
+extern "C" void fsm_uwc_init(struct fsm_uwc_task *t)
+{
+	__builtin_memset(t, 0, sizeof(*t));
+}
+
+extern "C" unsigned long long fsm_uwc_cookie_next(unsigned long long *cpu_counter,
+						  unsigned int cpu)
+{
+	return fsm::unwind::cookie_next(cpu_counter, cpu);
+}
+
+extern "C" unsigned long long fsm_uwc_entry_sig(const struct fsm_uw_regs *regs,
+						unsigned long long extra)
+{
+	return regs ? fsm::unwind::entry_sig(*regs, extra) : extra;
+}
+
+extern "C" int fsm_uwc_request(struct fsm_uwc_task *t, unsigned long long sig,
+			       unsigned int instance,
+			       unsigned long long *cpu_counter, unsigned int cpu,
+			       unsigned long long *cookie)
+{
+	unsigned long long c = FSM_UWC_COOKIE_NONE;
+
+	if (!t || !cookie)
+		return FSM_UWC_EINVAL;
+	const int ret = fsm::unwind::cache_request(*t, sig, instance, cpu_counter, cpu, c);
+	if (ret >= 0)
+		*cookie = c;
+	return ret;
+}
+
+extern "C" int fsm_uwc_complete(struct fsm_uwc_task *t,
+				unsigned long long exit_sig,
+				fsm_uwc_walk_fn walk, void *ctx,
+				struct fsm_uwc_delivery *out)
+{
+	if (!t || !walk || !out)
+		return FSM_UWC_EINVAL;
+	return fsm::unwind::cache_complete(*t, exit_sig,
+					   fsm::unwind::CWalk{ walk, ctx }, *out);
+}
+
+extern "C" int fsm_uwc_read(const struct fsm_uwc_task *t,
+			    unsigned long long cookie,
+			    unsigned long long *entries, unsigned int max,
+			    struct fsm_uw_result *res)
+{
+	if (!t || !res || (!entries && max))
+		return FSM_UWC_EINVAL;
+	return fsm::unwind::cache_read(*t, cookie, entries, max, *res);
+}
+
+extern "C" void fsm_uwc_entry_exit(struct fsm_uwc_task *t)
+{
+	if (t)
+		fsm::unwind::cache_entry_exit(*t);
+}
+
+extern "C" unsigned int fsm_uwc_state(const struct fsm_uwc_task *t,
+				      unsigned long long *cookie)
+{
+	return fsm::unwind::cache_state(*t, cookie);
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * unwind_cache.h - one user-stack walk per kernel entry (C++ side).
+ *
+ * Overview
+ * --------
+ * Tracers ask for the user stack of the current task from any context (NMI
+ * included), but a user stack can only be walked reliably from task context
+ * on the way back to user space (reads may fault pages in). So a request
+ * gets a cookie now, and one task work per kernel entry walks once and
+ * delivers the stack, tagged with that cookie, to every instance that asked
+ * (upstream's unwind_deferred, 6.17+, rebuilt without a task_struct field
+ * and without an exit-to-user hook, for 6.1).
+ *
+ * Per-task state (struct fsm_uwc_task, fsm_unwind.h):
+ *
+ *   state    one atomic word: cookie << 3 | buf << 2 | IDLE/BUSY/PENDING/DONE
+ *   sig      entry signature (fsm_uwc_entry_sig) of the current cookie
+ *   req[2]   requester masks: bit i = instance i asked in this entry;
+ *            bit 63 (kHarvested) = the task work has taken the mask.
+ *            Consecutive entries alternate between req[0] and req[1] (buf),
+ *            so the next entry's mask can be cleared before it starts.
+ *   res, entries   the walk of the current entry (written only while BUSY
+ *            by the task work, read after DONE / after seeing kHarvested)
+ *
+ *   IDLE(b) ----+  request of a new entry     the claimer, once sig is set
+ *               +--cmpxchg--> BUSY(c',b^1) --store-release--> PENDING(c',b^1)
+ *   DONE(c,b) --+  (sig differs)                                   |
+ *       ^                                              complete(): | cmpxchg
+ *       |                                                          v
+ *       +-------store-release (after the walk)-------- BUSY(c',b^1) "walking"
+ *
+ *   DONE(c,b) --entry_exit(): cmpxchg--> IDLE(b)
+ *
+ * A request in BUSY or PENDING joins the current entry whatever its
+ * signature: a walk is queued and has not run, so the task cannot have
+ * returned to user space since the entry began. Only in DONE does the
+ * signature decide between "same entry" (DELIVERED/CACHED, no requeue: the
+ * upstream livelock of events that fire after the callback on the way out
+ * cannot happen) and "new entry" (claim a new cookie, queue again).
+ *
+ * Who was served is decided by one atomic RMW per requester on req[buf]:
+ * a requester's fetch_or returns the old mask. Without kHarvested its bit is
+ * in the mask the task work will take (PENDING); with kHarvested it was
+ * either already in it (DELIVERED) or not (CACHED: the requester emits the
+ * finished stack itself, exactly once per instance and entry because its
+ * bit is now set). There is no window where a request is lost or served
+ * twice.
+ *
+ * Concurrency contract: requests for a task come from the task itself and
+ * from contexts nested on it (IRQ, NMI), complete() runs in the task's own
+ * task work. Entries of one task never overlap: the next entry starts after
+ * complete() returned and the task went back to user space. Within those
+ * rules every operation is lock-free and bounded, and also correct for truly
+ * concurrent threads (the user-space tests race two threads on one entry).
+ *
+ * Memory ordering (each access in unwind_cache.cpp names its pair):
+ *  - state: load-acquire by requesters and complete pairs with the
+ *    store-release of PENDING (publishes sig and the claimer's bit) and of
+ *    DONE (publishes res/entries, the final sig, the cleared next mask);
+ *    the cmpxchg's in between are RMWs, so they continue those release
+ *    sequences.
+ *  - sig: written with release after the state left DONE/IDLE, read with
+ *    acquire followed by a re-load of state: a reader that sees a new sig
+ *    also sees the new state and retries (no fence needed).
+ *  - req[buf]: the harvest fetch_or is acq_rel and requesters' fetch_or is
+ *    acquire: a CACHED requester has read kHarvested, so it sees res/entries
+ *    (stored before DONE, which precedes the harvest).
+ */
+#ifndef FSM_UNWIND_CACHE_H
+#define FSM_UNWIND_CACHE_H
+
+#include "fsm_unwind.h"
+#include "unwind_user.h"
+
+namespace fsm::unwind {
+
+/* State word layout (fsm_uwc_task.state). */
+inline constexpr u64 kStateMask = 0x3;
+inline constexpr u64 kStIdle = FSM_UWC_STATE_IDLE;
+inline constexpr u64 kStBusy = FSM_UWC_STATE_BUSY;
+inline constexpr u64 kStPending = FSM_UWC_STATE_PENDING;
+inline constexpr u64 kStDone = FSM_UWC_STATE_DONE;
+inline constexpr u32 kBufShift = 2;
+inline constexpr u32 kCookieShift = 3;
+inline constexpr u64 kHarvested = 1ull << 63;
+
+inline constexpr u32 kCookieCpuBits = FSM_UWC_COOKIE_CPU_BITS;
+inline constexpr u64 kCookieSeqMask = (1ull << FSM_UWC_COOKIE_SEQ_BITS) - 1;
+static_assert(FSM_UWC_COOKIE_CPU_BITS + FSM_UWC_COOKIE_SEQ_BITS + kCookieShift == 64,
+	      "cookie and state bits must fill the state word exactly");
+static_assert(FSM_UWC_MAX_INSTANCES == 63, "bit 63 of req[] is kHarvested");
+
+/*
+ * Attempts of one request. Each failed attempt means the state word changed
+ * under us; per entry it changes at most four times (claim, PENDING, walk,
+ * DONE) and contexts nest at most four deep (task, softirq, irq, NMI), so
+ * eight attempts only fail under a broken contract; the caller counts it.
+ */
+inline constexpr u32 kRequestAttempts = 8;
+
+constexpr u64 state_of(u64 w) { return w & kStateMask; }
+constexpr u64 buf_of(u64 w) { return (w >> kBufShift) & 1; }
+constexpr u64 cookie_of(u64 w) { return w >> kCookieShift; }
+constexpr u64 make_state(u64 cookie, u64 buf, u64 st)
+{
+	return cookie << kCookieShift | buf << kBufShift | st;
+}
+
+/*
+ * Test hooks: user-space tests build the core with FSM_UNWIND_TEST_HOOKS to
+ * run a "nested context" at the exact points where an NMI could land. The
+ * kernel build has none (the macro expands to nothing).
+ */
+enum TestHookPoint : u32 {
+	kHookClaimed,		/* request: state is BUSY(new cookie), sig/bit not yet set */
+	kHookDoneSigRead,	/* request: DONE word and sig read, not yet re-checked */
+	kHookDonePublished,	/* complete_end: DONE stored, mask not yet harvested */
+};
+#ifdef FSM_UNWIND_TEST_HOOKS
+extern void (*test_hook)(fsm_uwc_task *t, u32 point);
+#define FSM_UWC_TEST_HOOK(t, point)					\
+	do {								\
+		if (::fsm::unwind::test_hook)				\
+			::fsm::unwind::test_hook(&(t), (point));	\
+	} while (0)
+#else
+#define FSM_UWC_TEST_HOOK(t, point) do { } while (0)
+#endif
+
+/* See fsm_uwc_cookie_next(). */
+[[nodiscard]] u64 cookie_next(u64 *cpu_counter, u32 cpu);
+/* See fsm_uwc_entry_sig(). */
+[[nodiscard]] u64 entry_sig(const fsm_uw_regs &regs, u64 extra);
+/* See fsm_uwc_request(). */
+[[nodiscard]] int cache_request(fsm_uwc_task &t, u64 sig, u32 instance,
+				u64 *cpu_counter, u32 cpu, u64 &cookie);
+/* See fsm_uwc_read(). */
+[[nodiscard]] int cache_read(const fsm_uwc_task &t, u64 cookie, u64 *entries,
+			     u32 max, fsm_uw_result &res);
+/* See fsm_uwc_entry_exit(). */
+void cache_entry_exit(fsm_uwc_task &t);
+/* See fsm_uwc_state(). */
+[[nodiscard]] u32 cache_state(const fsm_uwc_task &t, u64 *cookie);
+
+/*
+ * The two halves of complete() around the walk (unwind_cache.cpp).
+ * complete_begin: PENDING(c,b) -> BUSY(c,b); 0 and *w = the BUSY word, or
+ * FSM_UWC_ENOENT / FSM_UWC_EBUSY.
+ * complete_end: stores the final sig, publishes DONE, takes the mask.
+ */
+[[nodiscard]] int complete_begin(fsm_uwc_task &t, u64 &w);
+void complete_end(fsm_uwc_task &t, u64 w, u64 exit_sig, fsm_uwc_delivery &out);
+
+/*
+ * cache_complete - the task work: walk once, mark done, report whom to serve.
+ * @walk: functor u32(u64 *entries, u32 max, fsm_uw_result &res), called at
+ *        most once, while no one else reads t.entries/t.res.
+ * Return, context: see fsm_uwc_complete().
+ */
+template <typename Walk>
+[[nodiscard]] int cache_complete(fsm_uwc_task &t, u64 exit_sig, Walk &&walk,
+				 fsm_uwc_delivery &out)
+{
+	u64 w;
+	int ret = complete_begin(t, w);
+
+	if (ret)
+		return ret;
+	/* BUSY(c,b) is ours: only this thread writes res/entries now. */
+	t.res.nr = 0;
+	t.res.flags = 0;
+	t.res.stop = FSM_UW_STOP_ABORTED;
+	t.res.mode = FSM_UW_MODE_NONE;
+	const u32 nr = walk(t.entries, (u32)FSM_MAX_USER_DEPTH, t.res);
+	/* The return value is authoritative; a broken walk must not overrun readers. */
+	t.res.nr = nr < FSM_MAX_USER_DEPTH ? nr : FSM_MAX_USER_DEPTH;
+	complete_end(t, w, exit_sig, out);
+	return 0;
+}
+
+/* Adapter from the C walk callback to the functor form. */
+struct CWalk {
+	fsm_uwc_walk_fn fn;
+	void *ctx;
+
+	u32 operator()(u64 *entries, u32 max, fsm_uw_result &res) const
+	{
+		return fn(ctx, entries, max, &res);
+	}
+};
+
+} /* namespace fsm::unwind */
+
+#endif /* FSM_UNWIND_CACHE_H */
