@@ -21,6 +21,7 @@ trap 'rm -rf "$work"' EXIT
 cases=(
 	"good         pass  ''"
 	"bad_ctor     fail  'forbidden section.*\\.init_array'"
+	"bad_attr_ctor fail 'forbidden section.*(\\.init_array|non-sanitizer)'"
 	"bad_eh       fail  'forbidden section.*\\.eh_frame'"
 	"bad_runtime  fail  'runtime/libgcc symbol.*(__udivti3|__cxa_pure_virtual)'"
 	"bad_objtool  fail  'objtool-strict: .*objtool warnings are errors'"

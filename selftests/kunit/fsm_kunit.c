@@ -101,14 +101,13 @@ static void fsm_test_bad_params(struct kunit *test)
 static noinline unsigned int kt_insert_here(struct fsm_map *map,
 					    struct fsm_insert_result *res)
 {
-	unsigned long entries[FSM_MAX_KERNEL_DEPTH];
-	unsigned long long ips[FSM_MAX_KERNEL_DEPTH];
-	unsigned int nr, i;
+	unsigned long entries[32];
+	unsigned int nr;
 
+	BUILD_BUG_ON(sizeof(unsigned long) != sizeof(unsigned long long));
 	nr = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
-	for (i = 0; i < nr; i++)
-		ips[i] = entries[i];
-	return fsm_map_insert(map, ips, nr, 0, res) ? 0 : nr;
+	return fsm_map_insert(map, (const unsigned long long *)entries, nr, 0,
+			      res) ? 0 : nr;
 }
 
 static void fsm_test_task(struct kunit *test)

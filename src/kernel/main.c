@@ -74,12 +74,15 @@ struct fsm_trace_check {
 	bool reached_caller;		/* a frame in fsm_trace_through_cxx */
 };
 
-/* Called from the innermost C++ frame: is the C++ part walkable? */
-static noinline void fsm_trace_probe(void *arg)
+/*
+ * Called from the innermost C++ frame: is the C++ part walkable?
+ * Context: module init only (single-threaded), hence the static buffers.
+ */
+static noinline void __init fsm_trace_probe(void *arg)
 {
+	static unsigned long entries[32] __initdata;
+	static char sym[KSYM_SYMBOL_LEN] __initdata;
 	struct fsm_trace_check *chk = arg;
-	unsigned long entries[32];
-	char sym[KSYM_SYMBOL_LEN];
 	unsigned int nr, i;
 
 	nr = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
@@ -100,7 +103,7 @@ static noinline void fsm_trace_probe(void *arg)
  * C++ core (ORC data from objtool for the C++ object). A failure does not
  * stop the module: traces would only be shorter. Say so once.
  */
-static noinline void fsm_trace_through_cxx(void)
+static noinline void __init fsm_trace_through_cxx(void)
 {
 	struct fsm_trace_check chk = {};
 
