@@ -8,49 +8,71 @@
 # (anything else, e.g. a libgcc helper such as __udivti3 or
 # __atomic_compare_exchange_16, would not link into a module).
 #
+# With aarch64-linux-gnu-g++-12 installed it also checks the arm64 object.
+#
 # Usage: check_kernel_object.sh <repo root> <scratch dir> [g++]
 set -eu
 
 root=$1
 out=$2
 cxx=${3:-g++-12}
-obj=$out/core_unity.kernel.o
 mkdir -p "$out"
-
-set -x
-$cxx -std=gnu++20 -ffreestanding -fno-exceptions -fno-rtti \
-	-fno-threadsafe-statics -fno-use-cxa-atexit -fno-unwind-tables \
-	-fno-asynchronous-unwind-tables -nostdinc++ -mno-red-zone \
-	-mcmodel=kernel -fno-pic -mno-sse -mno-mmx -mno-sse2 -mno-80387 \
-	-mno-fp-ret-in-387 -fno-strict-aliasing -O2 -DFSM_KERNEL \
-	-Wall -Wextra -Werror -c "$root/src/core/core_unity.cpp" -o "$obj"
-set +x
-
 status=0
-bad_sections=$(objdump -h "$obj" | awk 'NF >= 7 { print $2 }' |
-	grep -E '^\.(init_array|ctors|fini_array|dtors|eh_frame|gcc_except_table)' || true)
-if [ -n "$bad_sections" ]; then
-	echo "FAIL: forbidden sections: $bad_sections"
-	status=1
-fi
 
-bad_syms=$(nm -u "$obj" | awk '{ print $2 }' |
-	grep -Ev '^(fsm_plat_(alloc|free|cpu|nr_cpus|yield|random)|memcpy|memset|memcmp)$' || true)
-if [ -n "$bad_syms" ]; then
-	echo "FAIL: unexpected undefined symbols:"
-	echo "$bad_syms"
-	status=1
-fi
-
-# The exported C ABI must be there, unmangled.
-for f in fsm_map_create fsm_map_destroy fsm_map_insert fsm_map_reset \
-	 fsm_map_nr_ids fsm_map_lookup_id fsm_map_stats fsm_drop_reason_name \
-	 fsm_core_selfcheck; do
-	if ! nm "$obj" | grep -q " T $f\$"; then
-		echo "FAIL: $f not defined"
+# check <label> <object> <nm> <objdump>
+check() {
+	label=$1 obj=$2 nm=$3 objdump=$4
+	bad_sections=$($objdump -h "$obj" | awk 'NF >= 7 { print $2 }' |
+		grep -E '^\.(init_array|ctors|fini_array|dtors|eh_frame|gcc_except_table)' || true)
+	if [ -n "$bad_sections" ]; then
+		echo "FAIL($label): forbidden sections: $bad_sections"
 		status=1
 	fi
-done
+	bad_syms=$($nm -u "$obj" | awk '{ print $2 }' |
+		grep -Ev '^(fsm_plat_(alloc|free|cpu|nr_cpus|yield|random)|memcpy|memset|memcmp)$' || true)
+	if [ -n "$bad_syms" ]; then
+		echo "FAIL($label): unexpected undefined symbols:"
+		echo "$bad_syms"
+		status=1
+	fi
+	# The exported C ABI must be there, unmangled.
+	for f in fsm_map_create fsm_map_destroy fsm_map_insert fsm_map_reset \
+		 fsm_map_nr_ids fsm_map_lookup_id fsm_map_stats fsm_drop_reason_name \
+		 fsm_core_selfcheck; do
+		if ! $nm "$obj" | grep -q " T $f\$"; then
+			echo "FAIL($label): $f not defined"
+			status=1
+		fi
+	done
+	echo "$label: ok, $(size "$obj" | awk 'NR == 2 { print $1 }') bytes of text"
+}
 
-[ $status -eq 0 ] && echo "kernel object check: ok ($(size "$obj" | awk 'NR==2 {print $1}') bytes text)"
+common="-std=gnu++20 -ffreestanding -fno-exceptions -fno-rtti \
+	-fno-threadsafe-statics -fno-use-cxa-atexit -fno-unwind-tables \
+	-fno-asynchronous-unwind-tables -nostdinc++ -fno-strict-aliasing -O2 \
+	-DFSM_KERNEL -Wall -Wextra -Werror"
+
+# x86-64, the flags of the Debian 6.1 kernel that matter for codegen.
+obj=$out/core_unity.x86_64.o
+set -x
+$cxx $common -mno-red-zone -mcmodel=kernel -fno-pic -mno-sse -mno-mmx \
+	-mno-sse2 -mno-80387 -mno-fp-ret-in-387 \
+	-c "$root/src/core/core_unity.cpp" -o "$obj"
+set +x
+check x86_64 "$obj" nm objdump
+
+# arm64, when the cross compiler is installed (g++-12-aarch64-linux-gnu):
+# catches libgcc outline-atomics helpers, among others.
+if command -v aarch64-linux-gnu-g++-12 >/dev/null 2>&1; then
+	obj=$out/core_unity.arm64.o
+	set -x
+	aarch64-linux-gnu-g++-12 $common -mgeneral-regs-only -mabi=lp64 \
+		-c "$root/src/core/core_unity.cpp" -o "$obj"
+	set +x
+	check arm64 "$obj" aarch64-linux-gnu-nm aarch64-linux-gnu-objdump
+else
+	echo "arm64: skipped (no aarch64-linux-gnu-g++-12)"
+fi
+
+[ $status -eq 0 ] && echo "kernel object check: ok"
 exit $status

@@ -16,6 +16,16 @@
 #ifndef FSM_PLATFORM_KERNEL_H
 #define FSM_PLATFORM_KERNEL_H
 
+/*
+ * GCC for aarch64-linux defaults to -moutline-atomics: every __atomic
+ * builtin becomes a call to a libgcc helper (__aarch64_ldadd8_acq_rel, ...),
+ * which a module cannot link. Inline LL/SC or LSE instead, whatever flags
+ * the build passes. (clang only outlines with an explicit flag.)
+ */
+#if defined(__aarch64__) && !defined(__clang__)
+#pragma GCC target("no-outline-atomics")
+#endif
+
 #ifdef FSM_DEBUG
 #define FSM_ASSERT(cond)	do { if (__builtin_expect(!(cond), 0)) __builtin_trap(); } while (0)
 #else
