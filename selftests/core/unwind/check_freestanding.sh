@@ -8,8 +8,9 @@
 # unity TU, with the kernel's C++ subset and x86-64 kernel code model, then
 # refuses: .init_array .ctors .fini_array .dtors .eh_frame
 # .gcc_except_table sections, and any undefined symbol but memcpy/memset.
-# With clang available, also cross-compiles for aarch64 and armv7 (same
-# rules), since the walker is meant for arm64 kernels too.
+# With aarch64-linux-gnu-g++-12 and/or clang available, also cross-compiles
+# for aarch64 (and armv7 with clang), same rules: the walker is meant for
+# arm64 kernels too.
 # Prints TAP; exits non-zero on any failure.
 set -u
 src=${1:?usage: check_freestanding.sh SRCDIR OUTDIR [CXX]}
@@ -67,9 +68,19 @@ else
 	ok "kernel-x86_64 # SKIP no $cxx or not an x86_64 host"
 fi
 
+# arm64: GCC (10+) and clang (when they find an aarch64 libgcc) default to
+# -moutline-atomics, which turns every __atomic builtin into a call to
+# libgcc's __aarch64_ldadd8_acq & co., undefined in a module. The arm64
+# kernel Makefile (6.1) does not pass -mno-outline-atomics, so the module's
+# C++ flags must.
+arm64="-mgeneral-regs-only -mno-outline-atomics"
+if command -v aarch64-linux-gnu-g++-12 > /dev/null 2>&1; then
+	build kernel-aarch64-gcc-unity aarch64-linux-gnu-g++-12 "$common $arm64" \
+		"$out/unwind_unity.cpp" aarch64-linux-gnu-nm aarch64-linux-gnu-objdump
+fi
 if command -v clang++ > /dev/null 2>&1 && command -v llvm-nm > /dev/null 2>&1 &&
    command -v llvm-objdump > /dev/null 2>&1; then
-	build kernel-aarch64-unity clang++ "--target=aarch64-linux-gnu $common -mgeneral-regs-only" \
+	build kernel-aarch64-unity clang++ "--target=aarch64-linux-gnu $common $arm64" \
 		"$out/unwind_unity.cpp" llvm-nm llvm-objdump
 	build kernel-armv7-unity clang++ "--target=armv7a-linux-gnueabihf $common" \
 		"$out/unwind_unity.cpp" llvm-nm llvm-objdump
