@@ -1,0 +1,178 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# lib.sh - TAP helpers shared by the in-guest tests. Source it after setting
+# KO (the module to test). Runs as root in the guest (or on a test machine).
+#
+# In the TCG guest every exec costs about a second (binaries come over 9p)
+# and python3 about twenty: the helpers use bash builtins, and the python
+# checks (fsm_check.py) run once per script, at the end, on saved files.
+#
+#   ok/nok/check/check_fail/check_eq/diag   TAP lines (plan printed at the end)
+#   later LABEL CHECK ARGS     queue a fsm_check.py check for run_later
+#   finish                     run the queued checks, clean up, print the plan
+#   load ARGS / unload         insmod "$KO" ARGS / rmmod
+#   tracing_clean              every event off, buffers empty, instances gone
+#   kmsg_mark / kmsg_since     kernel log lines after a marker (dmesg)
+#   stat_get FILE KEY          a value of a stack_map_stat file
+#   lines FILE                 number of lines of a file
+#   has FILE TEXT              FILE contains TEXT
+#   workload [N]               scheduling, sleeps, forks, file system calls
+#   wait_for FILE [S]          wait up to S seconds (5) for FILE to appear
+
+T=${T:-/sys/kernel/tracing}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PY=/usr/bin/python3
+TMPD=$(mktemp -d /tmp/fsm-guest.XXXXXX)
+_n=0
+_fails=0
+_later=$TMPD/later
+
+ok() { _n=$((_n + 1)); echo "ok $_n - $*"; }
+nok() { _n=$((_n + 1)); _fails=$((_fails + 1)); echo "not ok $_n - $*"; }
+diag() { echo "# $*"; }
+check() {
+	local d=$1
+	shift
+	if "$@"; then ok "$d"; else nok "$d"; fi
+}
+check_fail() {
+	local d=$1
+	shift
+	if "$@" 2>/dev/null; then nok "$d (did not fail)"; else ok "$d"; fi
+}
+check_eq() {
+	if [ "$2" = "$3" ]; then ok "$1"; else nok "$1 (got '$2', want '$3')"; fi
+}
+
+is_loaded() {
+	local l
+	while read -r l _; do [ "$l" = ftrace_stackmap ] && return 0; done </proc/modules
+	return 1
+}
+load() { insmod "$KO" "$@"; }
+unload() { rmmod ftrace_stackmap; }
+
+tracing_clean() {
+	local d
+	echo 0 >"$T/tracing_on"
+	echo 0 >"$T/events/enable"
+	for d in "$T"/instances/*/; do
+		[ -d "$d" ] && rmdir "$d" 2>/dev/null
+	done
+	echo >"$T/trace"
+	echo 1 >"$T/tracing_on"
+}
+
+_mark=0
+kmsg_mark() {
+	_mark=$((_mark + 1))
+	echo "fsm-test-mark-$$-$_mark" >/dev/kmsg
+}
+# Kernel log messages after the last kmsg_mark (one exec: dmesg).
+kmsg_since() {
+	local l seen=0
+	while IFS= read -r l; do
+		if [ $seen = 1 ]; then
+			echo "$l"
+		elif [ "$l" = "fsm-test-mark-$$-$_mark" ]; then
+			seen=1
+		fi
+	done < <(dmesg --notime)
+}
+# count_ours: lines of ours in kmsg_since output (not the kernel's own
+# "invalid for parameter" line nor the first load's taint lines)
+count_ours() {
+	local l c=0
+	while read -r l; do
+		case $l in
+		*"invalid for parameter"* | *taint* | *"verification failed"*) ;;
+		"ftrace_stackmap: "*) c=$((c + 1)) ;;
+		esac
+	done
+	echo $c
+}
+
+stat_get() {
+	local k v
+	while IFS= read -r k; do
+		v=${k#*: }
+		k=${k%%: *}
+		if [ "$k" = "$2" ]; then
+			echo "$v"
+			return 0
+		fi
+	done <"$1"
+	return 1
+}
+lines() {
+	local -a a
+	mapfile -t a <"$1"
+	echo ${#a[@]}
+}
+has() { [[ $(<"$1") == *"$2"* ]]; }
+size() { local s; s=$(stat -c %s "$1") && echo "$s"; }
+
+# A sleep without exec: read with a timeout on a FIFO nobody writes.
+mkfifo "$TMPD/fifo"
+exec 9<>"$TMPD/fifo"
+nap() { read -r -t "${1:-0.002}" -u 9 _ || true; }
+
+workload() {
+	local i
+	for ((i = 0; i < ${1:-20}; i++)); do
+		nap 0.002
+		(:)
+		read -r _ </proc/self/stat
+		echo "$i" >"$TMPD/wl"
+		for _ in /usr/lib/*; do :; done
+	done
+}
+
+# wait_for FILE [SECONDS]: wait until FILE exists (nodes of a new instance
+# appear asynchronously: at once with fsnotify, within a second by polling).
+wait_for() {
+	local i
+	for ((i = 0; i < ${2:-5} * 10; i++)); do
+		[ -e "$1" ] && return 0
+		nap 0.1
+	done
+	return 1
+}
+
+later() { echo "$*" >>"$_later"; }
+
+run_later() {
+	local l
+	[ -s "$_later" ] || return 0
+	diag "running $(lines "$_later") saved checks (python)"
+	while IFS= read -r l; do
+		case $l in
+		"ok - "*) ok "${l#ok - }" ;;
+		"not ok - "*) nok "${l#not ok - }" ;;
+		*) echo "$l" ;;
+		esac
+	done < <($PY -S "$HERE/fsm_check.py" <"$_later" 2>&1)
+	: >"$_later"
+}
+
+finish() {
+	is_loaded && unload 2>/dev/null
+	tracing_clean 2>/dev/null
+	run_later
+	exec 9>&-
+	rm -rf "$TMPD"
+	echo "1..$_n"
+	[ "$_fails" -eq 0 ] || exit 1
+	exit 0
+}
+
+if [ -z "${KO:-}" ] || [ ! -f "$KO" ]; then
+	echo "Bail out! module not found: '${KO:-}' (pass the .ko path)"
+	exit 1
+fi
+[ -d "$T/instances" ] || mount -t tracefs nodev "$T" || {
+	echo "Bail out! no tracefs"
+	exit 1
+}
+is_loaded && unload
+tracing_clean

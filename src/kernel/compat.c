@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * compat.c - kernel differences and non-exported symbols (see compat.h).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/build_bug.h>
+#include <linux/dcache.h>
+#include <linux/debugfs.h>
+#include <linux/err.h>
+#include <linux/fs.h>
+#include <linux/fsnotify_backend.h>
+#include <linux/kallsyms.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/namei.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/trace_events.h>
+#include <linux/tracefs.h>
+#include <linux/uaccess.h>
+
+#include "compat.h"
+
+/*
+ * Indirect branch tracking: an indirect call must land on a marker
+ * instruction. Decided at build time from the kernel configuration.
+ */
+#if defined(CONFIG_X86_KERNEL_IBT)
+#include <asm/ibt.h>
+#define FSM_HAVE_IBT 1
+#elif defined(CONFIG_ARM64_BTI_KERNEL)
+#define FSM_HAVE_IBT 1
+#else
+#define FSM_HAVE_IBT 0
+#endif /* CONFIG_X86_KERNEL_IBT || CONFIG_ARM64_BTI_KERNEL */
+
+/*
+ * Canaries: the cached pointers have exactly the type of the kernel's own
+ * prototypes (typeof), and the prototypes we rely on are spelled out once
+ * more here. A kernel that changes either signature fails this build.
+ */
+static_assert(__same_type(&tracefs_create_file,
+			  struct dentry *(*)(const char *, umode_t,
+					     struct dentry *, void *,
+					     const struct file_operations *)),
+	      "tracefs_create_file() changed its prototype: adapt compat.c");
+static_assert(__same_type(&tracefs_remove, void (*)(struct dentry *)),
+	      "tracefs_remove() changed its prototype: adapt compat.c");
+
+/* Fields read by this file (see compat.h); a rename breaks the build here. */
+static_assert(__same_type(((struct trace_event_file *)NULL)->dir,
+			  struct dentry *),
+	      "trace_event_file::dir is gone (eventfs?): adapt compat.c");
+static_assert(__same_type(((struct dentry *)NULL)->d_subdirs,
+			  struct list_head),
+	      "dentry::d_subdirs is gone (d_children?): adapt compat.c");
+
+static typeof(tracefs_create_file) *fsm_tracefs_create_file;
+static typeof(tracefs_remove) *fsm_tracefs_remove;
+static struct dentry *fsm_debugfs_root;
+static const char *fsm_debugfs_why;
+
+#ifdef CONFIG_KPROBES
+/*
+ * Resolve @name once through a kprobe. Return: its address or 0. A kprobe
+ * on a function entry reports the address after an ENDBR64 (x86 IBT moves
+ * the probe behind it), so step back over it to get the call target.
+ */
+static unsigned long fsm_kprobe_lookup(const char *name)
+{
+	struct kprobe kp = { .symbol_name = name };
+	unsigned long addr;
+	int ret;
+
+	ret = register_kprobe(&kp);
+	if (ret < 0) {
+		pr_warn("cannot resolve %s through a kprobe (%d)\n", name, ret);
+		return 0;
+	}
+	addr = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
+	return addr;
+}
+#else
+static unsigned long fsm_kprobe_lookup(const char *name)
+{
+	pr_warn("cannot resolve %s: kernel built without CONFIG_KPROBES\n",
+		name);
+	return 0;
+}
+#endif /* CONFIG_KPROBES */
+
+/*
+ * With indirect branch tracking, check that @addr (or @addr - 4 when the
+ * kprobe skipped the marker) is a valid indirect-call target.
+ * Return: the call target, or 0 to refuse.
+ */
+static unsigned long fsm_check_call_target(const char *name, unsigned long addr)
+{
+#if FSM_HAVE_IBT
+	u32 insn;
+
+#if defined(CONFIG_X86_KERNEL_IBT)
+	if (!copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)) &&
+	    is_endbr(insn))
+		return addr;
+	if (!copy_from_kernel_nofault(&insn, (void *)(addr - 4), sizeof(insn)) &&
+	    is_endbr(insn))
+		return addr - 4;
+#else
+	/* arm64: BTI c (0xd503245f), BTI jc (0xd50324df), PACIASP (0xd503233f) */
+	if (!copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)) &&
+	    (insn == 0xd503245f || insn == 0xd50324df || insn == 0xd503233f))
+		return addr;
+#endif /* CONFIG_X86_KERNEL_IBT */
+	pr_warn("%s at %pS is not a valid indirect-call target (IBT/BTI): not using it\n",
+		name, (void *)addr);
+	return 0;
+#else
+	return addr;
+#endif /* FSM_HAVE_IBT */
+}
+
+static void *fsm_resolve(const char *name)
+{
+	unsigned long addr = fsm_kprobe_lookup(name);
+
+	if (!addr)
+		return NULL;
+	return (void *)fsm_check_call_target(name, addr);
+}
+
+int fsm_compat_init(bool force_debugfs)
+{
+	void *create = NULL, *remove = NULL;
+
+	if (!force_debugfs) {
+		create = fsm_resolve("tracefs_create_file");
+		remove = create ? fsm_resolve("tracefs_remove") : NULL;
+	}
+	if (create && remove) {
+		fsm_tracefs_create_file = create;
+		fsm_tracefs_remove = remove;
+		return 0;
+	}
+	fsm_debugfs_why = force_debugfs ? "force_debugfs=1" :
+			  "tracefs_create_file/tracefs_remove not resolvable";
+
+	fsm_debugfs_root = debugfs_create_dir("ftrace_stackmap", NULL);
+	if (IS_ERR(fsm_debugfs_root)) {
+		pr_warn("tracefs not usable and debugfs failed (%ld): no nodes\n",
+			PTR_ERR(fsm_debugfs_root));
+		fsm_debugfs_root = NULL;
+	}
+	return 0;
+}
+
+void fsm_compat_announce(void)
+{
+	if (fsm_tracefs_create_file)
+		pr_info("nodes in tracefs (top level and every instance)\n");
+	else if (fsm_debugfs_root)
+		pr_warn("%s: nodes under /sys/kernel/debug/ftrace_stackmap/ (same layout as tracefs)\n",
+			fsm_debugfs_why);
+}
+
+void fsm_compat_exit(void)
+{
+	debugfs_remove(fsm_debugfs_root);
+	fsm_debugfs_root = NULL;
+	fsm_tracefs_create_file = NULL;
+	fsm_tracefs_remove = NULL;
+}
+
+bool fsm_compat_have_tracefs(void)
+{
+	return fsm_tracefs_create_file != NULL;
+}
+
+struct dentry *fsm_compat_create_file(const char *name, umode_t mode,
+				      struct dentry *parent, void *data,
+				      const struct file_operations *fops)
+{
+	struct dentry *d;
+
+	if (fsm_tracefs_create_file) {
+		/* tracefs returns NULL on every failure (dead parent, lockdown) */
+		d = fsm_tracefs_create_file(name, mode, parent, data, fops);
+		return d ? d : ERR_PTR(-ENOENT);
+	}
+	if (!fsm_debugfs_root)
+		return ERR_PTR(-ENODEV);
+	return debugfs_create_file(name, mode, parent, data, fops);
+}
+
+struct dentry *fsm_compat_debugfs_root(void)
+{
+	return fsm_debugfs_root;
+}
+
+struct dentry *fsm_compat_create_dir(const char *name, struct dentry *parent)
+{
+	if (!fsm_debugfs_root)
+		return ERR_PTR(-ENODEV);
+	return debugfs_create_dir(name, parent ? parent : fsm_debugfs_root);
+}
+
+void fsm_compat_remove(struct dentry *dentry)
+{
+	if (IS_ERR_OR_NULL(dentry))
+		return;
+	if (fsm_tracefs_remove)
+		fsm_tracefs_remove(dentry);
+	else
+		debugfs_remove(dentry);
+}
+
+struct dentry *fsm_compat_event_file_instance_dir(struct trace_event_file *file)
+{
+	struct dentry *d, *p;
+	int up;
+
+	/* events/SYSTEM/EVENT: three levels up is the instance directory */
+	d = dget(file->dir);
+	for (up = 0; d && up < 3; up++) {
+		if (IS_ROOT(d)) {
+			dput(d);
+			return NULL;
+		}
+		p = dget_parent(d);
+		dput(d);
+		d = p;
+	}
+	return d;
+}
+
+int fsm_compat_list_subdirs(struct dentry *parent,
+			    bool (*match)(const char *name, void *arg),
+			    void *arg, struct list_head *out)
+{
+	struct dentry *child;
+	struct fsm_name *n;
+	int ret = 0;
+
+	/*
+	 * tracefs has no rename: names are stable; d_lock of the parent keeps
+	 * the list, the child's d_lock its type. Allocation is atomic because
+	 * of the spinlocks; the lists are small (instances, systems, events).
+	 */
+	spin_lock(&parent->d_lock);
+	list_for_each_entry(child, &parent->d_subdirs, d_child) {
+		bool want;
+
+		spin_lock_nested(&child->d_lock, DENTRY_D_LOCK_NESTED);
+		want = simple_positive(child) && d_is_dir(child) &&
+		       (!match || match(child->d_name.name, arg));
+		if (want) {
+			n = kmalloc(struct_size(n, name, child->d_name.len + 1),
+				    GFP_ATOMIC);
+			if (n) {
+				memcpy(n->name, child->d_name.name,
+				       child->d_name.len);
+				n->name[child->d_name.len] = '\0';
+				list_add_tail(&n->list, out);
+			} else {
+				ret = -ENOMEM;
+			}
+		}
+		spin_unlock(&child->d_lock);
+		if (ret)
+			break;
+	}
+	spin_unlock(&parent->d_lock);
+	return ret;
+}
+
+void fsm_free_names(struct list_head *names)
+{
+	struct fsm_name *n, *tmp;
+
+	list_for_each_entry_safe(n, tmp, names, list) {
+		list_del(&n->list);
+		kfree(n);
+	}
+}
+
+struct dentry *fsm_compat_lookup(struct dentry *parent, const char *name)
+{
+	struct dentry *d;
+
+	d = lookup_one_len_unlocked(name, parent, strlen(name));
+	if (IS_ERR(d))
+		return NULL;
+	if (!simple_positive(d)) {
+		dput(d);
+		return NULL;
+	}
+	return d;
+}
+
+unsigned long fsm_compat_symbol_size(unsigned long addr, unsigned long *start)
+{
+	unsigned long off, size;
+	char *buf, *p;
+
+	/* sprint_symbol() is exported, kallsyms_lookup_size_offset() is not */
+	buf = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
+	if (!buf)
+		return 0;
+	sprint_symbol(buf, addr);	/* "name+0xoff/0xsize [mod]" */
+	p = strrchr(buf, '+');
+	if (!p || sscanf(p, "+%lx/%lx", &off, &size) != 2 || off > addr) {
+		kfree(buf);
+		return 0;
+	}
+	kfree(buf);
+	*start = addr - off;
+	return size;
+}
+
+#ifdef CONFIG_FSNOTIFY
+static struct fsnotify_group *fsm_fsn_group;
+static struct fsnotify_mark *fsm_fsn_mark;
+static fsm_dir_event_fn fsm_fsn_fn;
+
+/* In the mkdir/rmdir path; see fsm_compat_watch_dir() for the rules. */
+static int fsm_fsn_event(struct fsnotify_mark *mark, u32 mask,
+			 struct inode *inode, struct inode *dir,
+			 const struct qstr *name, u32 cookie)
+{
+	if ((mask & FS_ISDIR) && name)
+		fsm_fsn_fn(name, mask & FS_DELETE);
+	return 0;
+}
+
+static void fsm_fsn_free_mark(struct fsnotify_mark *mark)
+{
+	kfree(mark);
+}
+
+static const struct fsnotify_ops fsm_fsn_ops = {
+	.handle_inode_event = fsm_fsn_event,
+	.free_mark = fsm_fsn_free_mark,
+};
+
+int fsm_compat_watch_dir(struct dentry *dir, fsm_dir_event_fn fn)
+{
+	int ret;
+
+	fsm_fsn_fn = fn;
+	fsm_fsn_group = fsnotify_alloc_group(&fsm_fsn_ops, 0);
+	if (IS_ERR(fsm_fsn_group)) {
+		ret = PTR_ERR(fsm_fsn_group);
+		fsm_fsn_group = NULL;
+		return ret;
+	}
+	fsm_fsn_mark = kzalloc(sizeof(*fsm_fsn_mark), GFP_KERNEL);
+	if (!fsm_fsn_mark)
+		return -ENOMEM;
+	fsnotify_init_mark(fsm_fsn_mark, fsm_fsn_group);
+	fsm_fsn_mark->mask = FS_CREATE | FS_DELETE;
+	ret = fsnotify_add_inode_mark(fsm_fsn_mark, d_inode(dir), 0);
+	if (ret) {
+		fsnotify_put_mark(fsm_fsn_mark);	/* frees it */
+		fsm_fsn_mark = NULL;
+	}
+	return ret;
+}
+
+void fsm_compat_unwatch_dir(void)
+{
+	if (fsm_fsn_mark) {
+		fsnotify_destroy_mark(fsm_fsn_mark, fsm_fsn_group);
+		fsnotify_put_mark(fsm_fsn_mark);
+		fsm_fsn_mark = NULL;
+	}
+	/* the handler and free_mark are module text: wait for them */
+	fsnotify_wait_marks_destroyed();
+	if (fsm_fsn_group) {
+		fsnotify_put_group(fsm_fsn_group);
+		fsm_fsn_group = NULL;
+	}
+}
+#else
+int fsm_compat_watch_dir(struct dentry *dir, fsm_dir_event_fn fn)
+{
+	return -EOPNOTSUPP;
+}
+
+void fsm_compat_unwatch_dir(void)
+{
+}
+#endif /* CONFIG_FSNOTIFY */

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * compat.h - the one place that knows about kernel differences and about
+ * kernel symbols that are not exported to modules.
+ *
+ * Nothing else in the module reads a kernel version, resolves a symbol by
+ * name or touches a field whose name or meaning changed across kernels.
+ *
+ * Non-exported symbols
+ * --------------------
+ * tracefs_create_file() and tracefs_remove() are not exported (6.1). They
+ * are resolved once, at load, through a kprobe (register_kprobe() on the
+ * name, read .addr, unregister: the technique lttng-modules uses), cached,
+ * and every failure is reported once and degrades: without them the nodes
+ * are offered with the same layout under debugfs
+ * (/sys/kernel/debug/ftrace_stackmap/), and dmesg says so once. With
+ * indirect branch tracking (x86 IBT, arm64 BTI) the resolved address must be
+ * a valid indirect-call target (ENDBR64 / BTI c / PACIASP) or it is refused.
+ * The pointers are declared with typeof() of the real prototypes, so a
+ * signature change breaks the build instead of a cast silently lying
+ * ("canary" checks, see compat.c).
+ *
+ * Optional kernel features
+ * ------------------------
+ * - CONFIG_FSNOTIFY: without it there is no way to hear of instance
+ *   mkdir/rmdir; fsm_compat_watch_dir() says so and the caller polls.
+ *
+ * Kernel data structures read here
+ * --------------------------------
+ * - struct trace_event_file::dir: the event's tracefs directory, used to
+ *   find the instance directory that owns an event file (6.1: persistent
+ *   dentries; kernels with eventfs (6.6+) need another way);
+ * - struct dentry::d_subdirs / d_child: children of a tracefs directory
+ *   (renamed d_children / d_sib in 6.8).
+ * Each is guarded by a build-time check on the field's type, so a port to
+ * another kernel fails to compile at the exact place to adapt.
+ */
+#ifndef FSM_COMPAT_H
+#define FSM_COMPAT_H
+
+#include <linux/fs.h>
+#include <linux/list.h>
+#include <linux/types.h>
+
+struct dentry;
+struct trace_event_file;
+
+/**
+ * fsm_compat_init - resolve the non-exported symbols.
+ * @force_debugfs: do not even try tracefs (module parameter, for tests).
+ *
+ * Context: task (module init), may sleep.
+ * Return: 0 (always: a failed resolution only selects the debugfs fallback).
+ */
+int fsm_compat_init(bool force_debugfs);
+
+/**
+ * fsm_compat_announce - say once in dmesg where the nodes are.
+ * Context: task (end of module init).
+ */
+void fsm_compat_announce(void);
+
+/**
+ * fsm_compat_exit - undo fsm_compat_init().
+ * Context: task (module exit); every node must already be removed.
+ */
+void fsm_compat_exit(void);
+
+/**
+ * fsm_compat_have_tracefs - can nodes be created inside tracefs?
+ * Context: any.
+ * Return: true when tracefs_create_file() and tracefs_remove() resolved.
+ */
+bool fsm_compat_have_tracefs(void);
+
+/**
+ * fsm_compat_create_file - create a file node (tracefs or debugfs).
+ * @name:   file name
+ * @mode:   permission bits
+ * @parent: directory (a tracefs dentry in tracefs mode, a debugfs one else)
+ * @data:   stored in the inode's i_private
+ * @fops:   file operations (.owner must be THIS_MODULE)
+ *
+ * Context: task, may sleep; takes the parent's inode lock.
+ * Return: the new dentry (the caller dget()s it if it keeps it) or an
+ * ERR_PTR (-ENOENT when the parent directory was removed meanwhile).
+ */
+struct dentry *fsm_compat_create_file(const char *name, umode_t mode,
+				      struct dentry *parent, void *data,
+				      const struct file_operations *fops);
+
+/**
+ * fsm_compat_debugfs_root - /sys/kernel/debug/ftrace_stackmap in debugfs
+ * mode, NULL in tracefs mode.
+ * Context: any.
+ */
+struct dentry *fsm_compat_debugfs_root(void);
+
+/**
+ * fsm_compat_create_dir - create a directory (debugfs mode only).
+ * @name:   directory name
+ * @parent: parent directory, NULL for the debugfs root
+ *
+ * Context: task, may sleep.
+ * Return: the dentry or an ERR_PTR.
+ */
+struct dentry *fsm_compat_create_dir(const char *name, struct dentry *parent);
+
+/**
+ * fsm_compat_remove - remove a node created by this module (recursively).
+ * @dentry: node; an ERR_PTR or NULL is ignored.
+ *
+ * Removing a node that the kernel already removed (rmdir of its instance)
+ * is harmless. The caller still owns (and later dput()s) its own reference.
+ * Context: task, may sleep.
+ */
+void fsm_compat_remove(struct dentry *dentry);
+
+/**
+ * fsm_compat_event_file_instance_dir - instance directory of an event file.
+ * @file: a trace_event_file of any instance (events/SYS/EVENT)
+ *
+ * Context: task; @file must stay valid (the caller holds event_mutex or a
+ * reference from trace_get_event_file()).
+ * Return: the instance's tracefs directory with a reference (dput() it):
+ * the tracefs root for the top-level instance, instances/NAME otherwise;
+ * NULL if the layout is not the expected one.
+ */
+struct dentry *fsm_compat_event_file_instance_dir(struct trace_event_file *file);
+
+/* A name collected by fsm_compat_list_subdirs(). */
+struct fsm_name {
+	struct list_head list;
+	char name[];
+};
+
+/**
+ * fsm_compat_list_subdirs - names of the subdirectories of a directory.
+ * @parent: directory (tracefs; its children are pinned dentries)
+ * @match:  filter called under a spinlock (must not sleep), NULL = all
+ * @arg:    passed to @match
+ * @out:    list of struct fsm_name appended to (free with fsm_free_names())
+ *
+ * Context: task. Return: 0 or -ENOMEM (then @out holds what was collected).
+ */
+int fsm_compat_list_subdirs(struct dentry *parent,
+			    bool (*match)(const char *name, void *arg),
+			    void *arg, struct list_head *out);
+
+/* Free a list filled by fsm_compat_list_subdirs(). */
+void fsm_free_names(struct list_head *names);
+
+/**
+ * fsm_compat_lookup - positive child of a directory.
+ * @parent: directory
+ * @name:   child name
+ *
+ * Context: task, may sleep.
+ * Return: the child with a reference (dput() it), or NULL.
+ */
+struct dentry *fsm_compat_lookup(struct dentry *parent, const char *name);
+
+/* Called for each subdirectory created or deleted in a watched directory. */
+typedef void (*fsm_dir_event_fn)(const struct qstr *name, bool deleted);
+
+/**
+ * fsm_compat_watch_dir - be told when subdirectories come and go.
+ * @dir: directory to watch (one at a time)
+ * @fn:  callback; runs in the context of the mkdir/rmdir, possibly under the
+ *       kernel's tracing locks and the directory's inode lock: it must not
+ *       sleep on a lock, allocate with reclaim, or call back into tracing
+ *
+ * Context: task. Return: 0, or -EOPNOTSUPP without CONFIG_FSNOTIFY (poll
+ * instead), or another -errno.
+ */
+int fsm_compat_watch_dir(struct dentry *dir, fsm_dir_event_fn fn);
+
+/**
+ * fsm_compat_unwatch_dir - stop watching; waits until @fn cannot run any more.
+ * Context: task.
+ */
+void fsm_compat_unwatch_dir(void);
+
+/**
+ * fsm_compat_symbol_size - size of the function containing @addr.
+ * @addr:  a kernel text address
+ * @start: set to the function's start
+ *
+ * Context: task. Return: the size in bytes, 0 if unknown.
+ */
+unsigned long fsm_compat_symbol_size(unsigned long addr, unsigned long *start);
+
+#endif /* FSM_COMPAT_H */

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * events.c - the stackmap:stack_id event, written per instance.
+ *
+ * The event is defined with TRACE_EVENT (include/ftrace_stackmap/
+ * stackmap_events.h) so that it has an id, a format file, filters and
+ * triggers, and appears in every instance. Its tracepoint is never called.
+ * Instead the event class's .reg callback is wrapped: when the event is
+ * enabled in an instance (TRACE_REG_REGISTER with that instance's
+ * trace_event_file), a probe is attached to the tracepoint of every source
+ * event chosen in that instance, with the source as probe data. The probe
+ * captures the kernel stack, gets its id from the instance's map and writes
+ * a stack_id record into that instance's buffer with
+ * trace_event_buffer_reserve()/_commit(), the pattern kprobe events use.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
+#include <linux/trace_events.h>
+#include <linux/tracepoint.h>
+
+#include <ftrace_stackmap/abi.h>
+
+#include "tracing.h"
+
+#define CREATE_TRACE_POINTS
+#include <ftrace_stackmap/stackmap_events.h>
+
+/*
+ * The probe is registered on tracepoints of any prototype as
+ * void probe(void *data): it ignores the tracepoint's arguments. On x86-64
+ * and arm64 the extra arguments are simply not read. Kernel CFI checks the
+ * prototype of every indirect call and would kill such a call.
+ */
+#ifdef CONFIG_CFI_CLANG
+#error "ftrace_stackmap: the generic tracepoint probe is incompatible with CONFIG_CFI_CLANG"
+#endif
+
+/* The map stores 64-bit addresses; the probe hands it unsigned longs. */
+static_assert(sizeof(unsigned long) == sizeof(unsigned long long),
+	      "ftrace_stackmap supports 64-bit kernels only");
+static_assert(FSM_MAX_DEPTH == FSM_MAX_KERNEL_DEPTH, "abi.h and fsm_core.h disagree");
+static_assert(FSM_STACK_ID_NONE == FSM_ID_NONE, "abi.h and fsm_core.h disagree");
+
+/*
+ * Run after the trace event probes (TRACEPOINT_DEFAULT_PRIO, higher runs
+ * first, equal priorities in registration order), so that our record lands
+ * right behind the source event's record on this CPU.
+ */
+#define FSM_PROBE_PRIO		(TRACEPOINT_DEFAULT_PRIO - 1)
+
+/*
+ * Frames captured: the map's maximum plus room for the frames trimmed at the
+ * top (unwinder, this probe, the tracepoint iterator). 72 * 8 = 576 bytes
+ * of stack, well within the 2048-byte frame limit; on-stack so that nested
+ * contexts (irq, NMI) never share a buffer.
+ */
+#define FSM_CAPTURE_DEPTH	(FSM_MAX_KERNEL_DEPTH + 8)
+/* Frames of the unwinder itself that may precede our own frames. */
+#define FSM_TRIM_SCAN		8
+
+/* What one stack_id record says (see abi.h). */
+struct fsm_rec {
+	u32 stack_id;
+	u32 gen;
+	u32 flags;
+	u16 src_type;
+	u16 reason;
+	const unsigned long *ips;
+	unsigned int nr;
+};
+
+/*
+ * Write one record into @file's instance buffer.
+ * Context: preemption disabled (tracepoint probe or explicit).
+ * Return: true if committed.
+ */
+static bool fsm_emit(struct fsm_inst *inst, struct trace_event_file *file,
+		     const struct fsm_rec *r)
+{
+	struct trace_event_raw_stack_id *entry;
+	struct trace_event_buffer fbuffer;
+	u32 len = r->nr * sizeof(unsigned long);
+
+	entry = trace_event_buffer_reserve(&fbuffer, file, sizeof(*entry) + len);
+	if (!entry)
+		return false;
+	entry->cookie = 0;
+	entry->stack_id = r->stack_id;
+	entry->gen = r->gen;
+	entry->flags = r->flags;
+	entry->inst = inst->id;
+	entry->src_type = r->src_type;
+	entry->reason = r->reason;
+	/* __data_loc: length in the high 16 bits, offset from the entry start */
+	entry->__data_loc_ips = (len << 16) |
+				offsetof(struct trace_event_raw_stack_id, __data);
+	memcpy(entry->__data, r->ips, len);
+	trace_event_buffer_commit(&fbuffer);
+	return true;
+}
+
+/*
+ * Index of the first frame that belongs to the traced code: skip the
+ * unwinder's frames, then ours (this module), then the tracepoint iterator
+ * (absent when the static call reaches us directly). By address, not by a
+ * fixed count. Context: any; bounded by @nr.
+ */
+static unsigned int fsm_trim(const struct fsm_src *src, const unsigned long *ips,
+			     unsigned int nr)
+{
+	unsigned int i, own = nr;
+
+	for (i = 0; i < nr && i < FSM_TRIM_SCAN; i++) {
+		if (within_module(ips[i], THIS_MODULE)) {
+			own = i;
+			break;
+		}
+	}
+	if (own == nr)
+		return 0;	/* no frame of ours seen: keep everything */
+	for (i = own; i < nr && within_module(ips[i], THIS_MODULE); i++)
+		;
+	if (i < nr && ips[i] - src->iter_start < src->iter_size)
+		i++;
+	return i;
+}
+
+static __always_inline void fsm_count(local64_t *c)
+{
+	local64_inc(c);
+}
+
+/*
+ * fsm_probe - tracepoint probe attached to each chosen source event.
+ * @data: the struct fsm_src
+ *
+ * Context: any (tracepoint: preemption disabled; irq, softirq, NMI). No
+ * lock, no allocation, bounded. Every request that does not produce a
+ * record is counted.
+ */
+static void notrace fsm_probe(void *data)
+{
+	unsigned long ips[FSM_CAPTURE_DEPTH];
+	struct fsm_src *src = data;
+	struct fsm_inst *inst = src->inst;
+	struct fsm_insert_result res;
+	struct trace_event_file *file;
+	struct fsm_inst_pcpu *pc;
+	unsigned long sflags;
+	struct fsm_map *map;
+	unsigned int nr, skip, n;
+	struct fsm_rec rec;
+	u32 epoch;
+	int ret;
+
+	/*
+	 * inst->file and inst->map are written before the probe is
+	 * registered; tracepoint_probe_register() publishes the probe with
+	 * rcu_assign_pointer(), which orders them before our call.
+	 */
+	file = READ_ONCE(inst->file);
+	map = READ_ONCE(inst->map);
+	if (unlikely(!file || !map))
+		return;
+	/* Only when the source event is enabled (and not soft-disabled) here */
+	sflags = READ_ONCE(src->file->flags);
+	if (!(sflags & EVENT_FILE_FL_ENABLED) ||
+	    (sflags & EVENT_FILE_FL_SOFT_DISABLED))
+		return;
+	if (trace_trigger_soft_disabled(file))
+		return;
+
+	nr = stack_trace_save(ips, ARRAY_SIZE(ips), 0);
+	skip = fsm_trim(src, ips, nr);
+	n = nr - skip;
+	rec.flags = 0;
+	if (nr == ARRAY_SIZE(ips) || n > FSM_MAX_KERNEL_DEPTH) {
+		rec.flags |= FSM_SID_F_TRUNCATED;
+		n = min_t(unsigned int, n, FSM_MAX_KERNEL_DEPTH);
+	}
+
+	pc = this_cpu_ptr(inst->pcpu);
+	fsm_count(&pc->requests);
+	if (rec.flags & FSM_SID_F_TRUNCATED)
+		fsm_count(&pc->truncated);
+	epoch = atomic_read(&inst->epoch);
+	ret = fsm_map_insert(map, (const unsigned long long *)&ips[skip], n,
+			     epoch, &res);
+	rec.src_type = src->type;
+	if (!ret) {
+		rec.stack_id = res.id;
+		rec.gen = res.generation;
+		rec.reason = 0;
+		if (res.flags & FSM_INSERT_NEW)
+			rec.flags |= FSM_SID_F_NEW;
+		if (res.flags & FSM_INSERT_FIRST_EMIT)
+			rec.flags |= FSM_SID_F_INLINE;
+	} else {
+		/* No id: the record carries the whole stack, never lost. */
+		rec.stack_id = FSM_STACK_ID_NONE;
+		rec.gen = READ_ONCE(inst->gen);
+		rec.reason = -ret;
+		rec.flags |= FSM_SID_F_FALLBACK;
+	}
+	if (rec.flags & (FSM_SID_F_INLINE | FSM_SID_F_FALLBACK)) {
+		rec.ips = &ips[skip];
+		rec.nr = n;
+	} else {
+		rec.ips = NULL;
+		rec.nr = 0;
+	}
+
+	if (!fsm_emit(inst, file, &rec)) {
+		fsm_count(&pc->lost);
+		if (rec.flags & FSM_SID_F_INLINE) {
+			fsm_count(&pc->inline_lost);
+			/*
+			 * The id's first appearance did not reach the trace
+			 * (tracing_on=0, a full non-overwrite buffer...): start
+			 * a new epoch so that ids carry their stack inline
+			 * once more. One winner per epoch; a plain value
+			 * compared by the map, no ordering needed.
+			 */
+			atomic_cmpxchg(&inst->epoch, epoch, epoch + 1 ? epoch + 1 : 1);
+		}
+		return;
+	}
+	fsm_count(&pc->records);
+	if (rec.flags & FSM_SID_F_INLINE)
+		fsm_count(&pc->inline_emits);
+	if (rec.flags & FSM_SID_F_FALLBACK)
+		fsm_count(&pc->fallbacks);
+}
+
+/**
+ * fsm_src_attach_locked - attach the probe to a source event's tracepoint.
+ * @src: source of an instance that is recording
+ *
+ * Context: task, fsm_mutex held.
+ * Return: 0 or the error of tracepoint_probe_register_prio().
+ */
+int fsm_src_attach_locked(struct fsm_src *src)
+{
+	int ret;
+
+	lockdep_assert_held(&fsm_mutex);
+	if (src->attached)
+		return 0;
+	ret = tracepoint_probe_register_prio(src->tp, (void *)fsm_probe, src,
+					     FSM_PROBE_PRIO);
+	if (ret) {
+		pr_warn_ratelimited("%s: cannot attach to %s (%d)\n",
+				    fsm_inst_label(src->inst), src->name, ret);
+		return ret;
+	}
+	src->attached = true;
+	return 0;
+}
+
+/**
+ * fsm_src_detach_locked - detach the probe from a source event.
+ * @src: source
+ *
+ * The probe may still be running on other CPUs when this returns: call
+ * tracepoint_synchronize_unregister() before freeing @src or its instance.
+ * Context: task, fsm_mutex held.
+ */
+void fsm_src_detach_locked(struct fsm_src *src)
+{
+	lockdep_assert_held(&fsm_mutex);
+	if (!src->attached)
+		return;
+	WARN_ON_ONCE(tracepoint_probe_unregister(src->tp, (void *)fsm_probe, src));
+	src->attached = false;
+}
+
+static void fsm_detach_all_locked(struct fsm_inst *inst)
+{
+	struct fsm_src *src;
+
+	list_for_each_entry(src, &inst->sources, list)
+		fsm_src_detach_locked(src);
+}
+
+static int fsm_map_alloc_locked(struct fsm_inst *inst)
+{
+	struct fsm_map_params p = {
+		.bits = fsm_bits,
+		.max_depth = FSM_MAX_KERNEL_DEPTH,
+	};
+	struct fsm_map_stats st;
+	struct fsm_map *map;
+	u64 key[2];
+	int err = 0;
+
+	if (inst->map)
+		return 0;
+	fsm_map_key(key);
+	p.key[0] = key[0];
+	p.key[1] = key[1];
+	map = fsm_map_create(&p, &err);
+	if (!map) {
+		pr_warn("%s: cannot allocate the stack map (bits=%u): %d\n",
+			fsm_inst_label(inst), fsm_bits, err);
+		return err ? err : -ENOMEM;
+	}
+	fsm_map_stats(map, &st);
+	inst->gen = st.generation;
+	/* Pairs with smp_load_acquire() of the readers (nodes.c). */
+	smp_store_release(&inst->map, map);
+	return 0;
+}
+
+/*
+ * TRACE_REG_REGISTER of stackmap:stack_id in @file's instance.
+ * Context: task, event_mutex held (by the kernel).
+ */
+static int fsm_register(struct trace_event_file *file)
+{
+	struct fsm_inst *inst;
+	struct fsm_src *src;
+	int ret;
+
+	mutex_lock(&fsm_mutex);
+	if (fsm_shutting_down) {
+		ret = -ENODEV;
+		goto out;
+	}
+	inst = fsm_inst_find_or_create_locked(file);
+	if (IS_ERR(inst)) {
+		ret = PTR_ERR(inst);
+		goto out;
+	}
+	ret = fsm_map_alloc_locked(inst);
+	if (ret)
+		goto out;
+
+	/* A new recording: ids carry their stack inline once more. */
+	if (!atomic_inc_return(&inst->epoch))
+		atomic_inc(&inst->epoch);	/* 0 means "never inline" */
+	WRITE_ONCE(inst->file, file);
+	list_for_each_entry(src, &inst->sources, list) {
+		ret = fsm_src_attach_locked(src);
+		if (ret) {
+			fsm_detach_all_locked(inst);
+			WRITE_ONCE(inst->file, NULL);
+			goto out;
+		}
+	}
+out:
+	mutex_unlock(&fsm_mutex);
+	return ret;
+}
+
+/*
+ * TRACE_REG_UNREGISTER. The kernel calls it also when the instance is being
+ * removed and when this module's events are removed after our exit.
+ * Context: task, event_mutex held.
+ */
+static void fsm_unregister(struct trace_event_call *call,
+			   struct trace_event_file *file)
+{
+	struct fsm_inst *inst, *found = NULL;
+	unsigned long idx;
+
+	mutex_lock(&fsm_mutex);
+	xa_for_each(&fsm_insts, idx, inst) {
+		if (inst->file == file) {
+			found = inst;
+			break;
+		}
+	}
+	if (found) {
+		fsm_detach_all_locked(found);
+		WRITE_ONCE(found->file, NULL);
+	}
+	mutex_unlock(&fsm_mutex);
+	/*
+	 * Not ours: enabled through the default .reg before our init wrapped
+	 * it. Undo what trace_event_reg() did (harmless if nothing).
+	 */
+	if (!found)
+		trace_event_reg(call, TRACE_REG_UNREGISTER, file);
+}
+
+static int fsm_event_reg(struct trace_event_call *call, enum trace_reg type,
+			 void *data)
+{
+	switch (type) {
+	case TRACE_REG_REGISTER:
+		return fsm_register(data);
+	case TRACE_REG_UNREGISTER:
+		fsm_unregister(call, data);
+		return 0;
+#ifdef CONFIG_PERF_EVENTS
+	case TRACE_REG_PERF_REGISTER:
+		/* Records exist only per ftrace instance. */
+		return -EOPNOTSUPP;
+#endif /* CONFIG_PERF_EVENTS */
+	default:
+		return 0;
+	}
+}
+
+/**
+ * fsm_write_reset_record - mark a new generation in the instance's trace.
+ * @inst: instance
+ * @gen:  the generation that starts
+ *
+ * Written only while the instance records. Context: task.
+ */
+void fsm_write_reset_record(struct fsm_inst *inst, u32 gen)
+{
+	struct fsm_rec rec = {
+		.stack_id = FSM_STACK_ID_NONE,
+		.gen = gen,
+		.flags = FSM_SID_F_RESET,
+	};
+	struct trace_event_file *file;
+
+	/* fsm_mutex keeps inst->file registered, hence valid, meanwhile. */
+	mutex_lock(&fsm_mutex);
+	file = inst->file;
+	if (file) {
+		/* as in a tracepoint: trace_event_buffer_reserve() expects it */
+		preempt_disable_notrace();
+		if (!trace_trigger_soft_disabled(file))
+			fsm_emit(inst, file, &rec);
+		preempt_enable_notrace();
+	}
+	mutex_unlock(&fsm_mutex);
+}
+
+/**
+ * fsm_inst_set_recording - enable or disable stackmap:stack_id in @inst.
+ * @inst: instance
+ * @on:   enable
+ *
+ * The same as writing events/stackmap/stack_id/enable in that instance.
+ * Context: task; must not hold fsm_mutex (takes event_mutex).
+ * Return: 0, -ENODEV if the instance is gone, or the kernel's error.
+ */
+int fsm_inst_set_recording(struct fsm_inst *inst, bool on)
+{
+	struct trace_event_file *file;
+	int ret;
+
+	/* Looks up, never creates; the reference is held only meanwhile. */
+	file = trace_get_event_file(inst->name, "stackmap", "stack_id");
+	if (IS_ERR(file))
+		return PTR_ERR(file) == -ENOENT ? -ENODEV : PTR_ERR(file);
+	if (file->tr != READ_ONCE(inst->tr))
+		ret = -ENODEV;
+	else
+		ret = trace_array_set_clr_event(file->tr, "stackmap", "stack_id",
+						on);
+	trace_put_event_file(file);
+	return ret;
+}
+
+/**
+ * fsm_events_init - route the event's registration through fsm_event_reg().
+ * Context: task (module init).
+ * Return: 0.
+ */
+int fsm_events_init(void)
+{
+	WRITE_ONCE(event_class_stack_id.reg, fsm_event_reg);
+	return 0;
+}
+
+/**
+ * fsm_events_exit - nothing to undo: the event goes away with the module;
+ * fsm_event_reg() handles the UNREGISTER calls of that removal.
+ * Context: task (module exit).
+ */
+void fsm_events_exit(void)
+{
+}

@@ -1,0 +1,795 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nodes.c - the files of every instance (top level and instances/NAME):
+ *
+ *   stack_map          0640  every stack, id order, symbolized; write
+ *                            "reset" or "0" for a new generation
+ *   stack_map_stat     0440  counters
+ *   stack_map_bin      0440  binary snapshot (FSMB v3, ftrace_stackmap/abi.h)
+ *   stack_map_events   0640  source events (set_event syntax)
+ *   options/stackmap   0640  1/0: stackmap:stack_id enabled in the instance
+ *
+ * Each node's i_private is the instance id, not a pointer: open looks the
+ * instance up (fsm_inst_get_by_id()) and takes a reference, so an instance
+ * whose directory was just removed can never be reached through a stale
+ * inode. Every fops has .owner = THIS_MODULE: an open node keeps the
+ * module loaded (rmmod fails with EBUSY).
+ *
+ * Readers of the map take inst->map_rwsem for reading in each read() call
+ * (seq_file start/stop); a reset takes it for writing. A reader works on a
+ * snapshot taken at open: the generation and the number of ids. Records are
+ * immutable once published, so inserts that continue meanwhile do not
+ * disturb it; a reset does: the next read() then fails with -ESTALE (open
+ * the file again).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ctype.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/kstrtox.h>
+#include <linux/math64.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include <ftrace_stackmap/abi.h>
+
+#include "compat.h"
+#include "tracing.h"
+
+/* debugfs mode: ftrace_stackmap/instances */
+static struct dentry *fsm_dbg_instances;
+
+static struct fsm_inst *fsm_node_inst(struct inode *inode)
+{
+	return fsm_inst_get_by_id((u32)(unsigned long)inode->i_private);
+}
+
+/* ---- readers of the map: stack_map and stack_map_bin ---- */
+
+struct fsm_reader {
+	struct fsm_inst *inst;
+	struct fsm_map *map;	/* NULL: never recorded, empty */
+	u32 gen;		/* generation at open */
+	u32 nr;			/* ids [0, nr) belong to the snapshot */
+	bool partial;		/* bin: ids from nr on were unpublished */
+};
+
+static struct fsm_reader *fsm_reader_open(struct inode *inode, bool prefix)
+{
+	const unsigned long long *ips;
+	unsigned long long hits;
+	struct fsm_reader *r;
+	unsigned int depth;
+	u32 nr, id;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return ERR_PTR(-ENOMEM);
+	r->inst = fsm_node_inst(inode);
+	if (!r->inst) {
+		kfree(r);
+		return ERR_PTR(-ENODEV);
+	}
+	down_read(&r->inst->map_rwsem);
+	/* Pairs with smp_store_release() in fsm_map_alloc_locked(). */
+	r->map = smp_load_acquire(&r->inst->map);
+	if (r->map) {
+		r->gen = READ_ONCE(r->inst->gen);
+		nr = fsm_map_nr_ids(r->map);
+		if (prefix) {
+			/*
+			 * The binary header announces nr_stacks: keep the
+			 * prefix of published ids so that exactly that many
+			 * entries follow (an id is published right after it
+			 * is handed out; later ones show on the next read).
+			 */
+			for (id = 0; id < nr; id++) {
+				if (fsm_map_lookup_id(r->map, id, &ips, &depth,
+						      &hits))
+					break;
+				if (!(id & 1023))
+					cond_resched();
+			}
+			r->partial = id < nr;
+			nr = id;
+		}
+		r->nr = nr;
+	}
+	up_read(&r->inst->map_rwsem);
+	return r;
+}
+
+static int fsm_reader_release(struct inode *inode, struct file *file)
+{
+	struct seq_file *m = file->private_data;
+	struct fsm_reader *r = m->private;
+
+	fsm_inst_put(r->inst);
+	kfree(r);
+	return seq_release(inode, file);
+}
+
+/* Positions: stack_map 0..nr-1 = ids; stack_map_bin 0 = header, i+1 = id i */
+static void *fsm_reader_start(struct seq_file *m, loff_t *pos, loff_t last)
+{
+	struct fsm_reader *r = m->private;
+
+	down_read(&r->inst->map_rwsem);
+	/*
+	 * Reset since open: the snapshot is gone. Not -EAGAIN: seq_lseek()
+	 * retries traverse() as long as it gets -EAGAIN.
+	 */
+	if (r->map && READ_ONCE(r->inst->gen) != r->gen)
+		return ERR_PTR(-ESTALE);
+	if (*pos > last)
+		return NULL;
+	return (void *)(unsigned long)(*pos + 1);
+}
+
+static void fsm_reader_stop(struct seq_file *m, void *v)
+{
+	struct fsm_reader *r = m->private;
+
+	up_read(&r->inst->map_rwsem);
+}
+
+static void *fsm_map_start(struct seq_file *m, loff_t *pos)
+{
+	struct fsm_reader *r = m->private;
+
+	return fsm_reader_start(m, pos, (loff_t)r->nr - 1);
+}
+
+static void *fsm_map_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	struct fsm_reader *r = m->private;
+
+	++*pos;
+	return *pos < r->nr ? (void *)(unsigned long)(*pos + 1) : NULL;
+}
+
+static int fsm_map_show(struct seq_file *m, void *v)
+{
+	struct fsm_reader *r = m->private;
+	u32 id = (unsigned long)v - 1;
+	const unsigned long long *ips;
+	unsigned long long hits;
+	unsigned int nr, i;
+
+	if (fsm_map_lookup_id(r->map, id, &ips, &nr, &hits))
+		return SEQ_SKIP;	/* handed out, not yet published */
+	seq_printf(m, "stack_id %u [hits %llu, depth %u]\n", id, hits, nr);
+	for (i = 0; i < nr; i++)
+		seq_printf(m, "  [%u] %pS\n", i, (void *)(unsigned long)ips[i]);
+	return 0;
+}
+
+static const struct seq_operations fsm_map_seq_ops = {
+	.start = fsm_map_start,
+	.next = fsm_map_next,
+	.stop = fsm_reader_stop,
+	.show = fsm_map_show,
+};
+
+static int fsm_map_open(struct inode *inode, struct file *file)
+{
+	struct fsm_reader *r;
+	int ret;
+
+	r = fsm_reader_open(inode, false);
+	if (IS_ERR(r))
+		return PTR_ERR(r);
+	ret = seq_open(file, &fsm_map_seq_ops);
+	if (ret) {
+		fsm_inst_put(r->inst);
+		kfree(r);
+		return ret;
+	}
+	((struct seq_file *)file->private_data)->private = r;
+	return 0;
+}
+
+/* Start a new generation. Context: task. */
+static void fsm_inst_reset(struct fsm_inst *inst)
+{
+	struct fsm_map *map;
+	u32 gen;
+
+	down_write(&inst->map_rwsem);
+	/* Pairs with smp_store_release() in fsm_map_alloc_locked(). */
+	map = smp_load_acquire(&inst->map);
+	if (!map) {
+		up_write(&inst->map_rwsem);
+		return;		/* never recorded: nothing to reset */
+	}
+	gen = fsm_map_reset(map);
+	WRITE_ONCE(inst->gen, gen);
+	inst->resets++;
+	up_write(&inst->map_rwsem);
+	fsm_write_reset_record(inst, gen);
+}
+
+/* Write "reset" or "0" (one optional trailing newline), in one write(). */
+static ssize_t fsm_map_write(struct file *file, const char __user *ubuf,
+			     size_t cnt, loff_t *ppos)
+{
+	struct seq_file *m = file->private_data;
+	struct fsm_reader *r = m->private;
+	char buf[8];
+
+	if (!cnt || cnt >= sizeof(buf))
+		goto bad;
+	if (copy_from_user(buf, ubuf, cnt))
+		return -EFAULT;
+	buf[cnt] = '\0';
+	if (buf[cnt - 1] == '\n')
+		buf[cnt - 1] = '\0';
+	if (strcmp(buf, "reset") && strcmp(buf, "0"))
+		goto bad;
+	fsm_inst_reset(r->inst);
+	return cnt;
+bad:
+	pr_warn_ratelimited("stack_map (%s): write \"reset\" or \"0\"\n",
+			    fsm_inst_label(r->inst));
+	return -EINVAL;
+}
+
+static const struct file_operations fsm_map_fops = {
+	.owner = THIS_MODULE,
+	.open = fsm_map_open,
+	.read = seq_read,
+	.write = fsm_map_write,
+	.llseek = seq_lseek,
+	.release = fsm_reader_release,
+};
+
+/* ---- stack_map_bin ---- */
+
+static void *fsm_bin_start(struct seq_file *m, loff_t *pos)
+{
+	struct fsm_reader *r = m->private;
+
+	return fsm_reader_start(m, pos, r->nr);
+}
+
+static void *fsm_bin_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	struct fsm_reader *r = m->private;
+
+	++*pos;
+	return *pos <= r->nr ? (void *)(unsigned long)(*pos + 1) : NULL;
+}
+
+static void fsm_bin_header(struct seq_file *m, struct fsm_reader *r)
+{
+	struct fsmb_header h = {};
+	const char *name = r->inst->name ? r->inst->name : "";
+
+	h.magic = cpu_to_le32(FSMB_MAGIC);
+	h.version = cpu_to_le32(FSMB_VERSION);
+	h.nr_stacks = cpu_to_le32(r->nr);
+	h.header_size = cpu_to_le32(sizeof(h));
+	h.generation = cpu_to_le32(r->gen);
+	h.bits = cpu_to_le32(fsm_bits);
+	h.flags = cpu_to_le32(FSMB_F_KERNEL | (r->partial ? FSMB_F_PARTIAL : 0));
+	h.max_depth = cpu_to_le32(FSM_MAX_KERNEL_DEPTH);
+	h.ref_symbol_addr = cpu_to_le64((unsigned long)&schedule);
+	strscpy(h.instance, name, sizeof(h.instance));
+	seq_write(m, &h, sizeof(h));
+}
+
+static int fsm_bin_show(struct seq_file *m, void *v)
+{
+	struct fsm_reader *r = m->private;
+	unsigned long pos = (unsigned long)v - 1;
+	const unsigned long long *ips;
+	struct fsmb_entry e = {};
+	unsigned long long hits;
+	unsigned int nr, i;
+	__le64 ip;
+
+	if (!pos) {
+		fsm_bin_header(m, r);
+		return 0;
+	}
+	/* published at open (prefix), immutable in this generation */
+	if (fsm_map_lookup_id(r->map, pos - 1, &ips, &nr, &hits))
+		return -EIO;
+	e.stack_id = cpu_to_le32(pos - 1);
+	e.nr = cpu_to_le32(nr);
+	e.hits = cpu_to_le32(min_t(unsigned long long, hits, U32_MAX));
+	seq_write(m, &e, sizeof(e));
+	for (i = 0; i < nr; i++) {
+		ip = cpu_to_le64(ips[i]);
+		seq_write(m, &ip, sizeof(ip));
+	}
+	return 0;
+}
+
+static const struct seq_operations fsm_bin_seq_ops = {
+	.start = fsm_bin_start,
+	.next = fsm_bin_next,
+	.stop = fsm_reader_stop,
+	.show = fsm_bin_show,
+};
+
+static int fsm_bin_open(struct inode *inode, struct file *file)
+{
+	struct fsm_reader *r;
+	int ret;
+
+	r = fsm_reader_open(inode, true);
+	if (IS_ERR(r))
+		return PTR_ERR(r);
+	ret = seq_open(file, &fsm_bin_seq_ops);
+	if (ret) {
+		fsm_inst_put(r->inst);
+		kfree(r);
+		return ret;
+	}
+	((struct seq_file *)file->private_data)->private = r;
+	return 0;
+}
+
+static const struct file_operations fsm_bin_fops = {
+	.owner = THIS_MODULE,
+	.open = fsm_bin_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = fsm_reader_release,
+};
+
+/* ---- stack_map_stat ---- */
+
+static u64 fsm_pcpu_sum(struct fsm_inst *inst, size_t off)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += local64_read((local64_t *)((char *)per_cpu_ptr(inst->pcpu, cpu) + off));
+	return sum;
+}
+
+#define FSM_PCPU(inst, field) \
+	fsm_pcpu_sum(inst, offsetof(struct fsm_inst_pcpu, field))
+
+static int fsm_stat_show(struct seq_file *m, void *v)
+{
+	struct fsm_inst *inst = m->private;
+	struct fsm_map_stats st = {};
+	unsigned long long drops = 0, req, rate;
+	struct fsm_src *src;
+	struct fsm_map *map;
+	unsigned int r, nsrc = 0;
+	bool recording;
+	u64 resets;
+
+	mutex_lock(&fsm_mutex);
+	recording = inst->file != NULL;
+	list_for_each_entry(src, &inst->sources, list)
+		nsrc++;
+	mutex_unlock(&fsm_mutex);
+
+	down_read(&inst->map_rwsem);
+	/* Pairs with smp_store_release() in fsm_map_alloc_locked(). */
+	map = smp_load_acquire(&inst->map);
+	if (map) {
+		fsm_map_stats(map, &st);
+	} else {
+		st.bits = fsm_bits;
+		st.capacity = 1U << fsm_bits;
+		st.table_slots = 2U << fsm_bits;
+		st.max_depth = FSM_MAX_KERNEL_DEPTH;
+	}
+	resets = inst->resets;
+	up_read(&inst->map_rwsem);
+
+	for (r = 1; r < FSM_DROP_NR_REASONS; r++)
+		drops += st.drops[r];
+	req = st.hits + st.inserts + drops;
+	rate = req ? div64_u64(st.hits * 10000ULL, req) : 0;
+
+	seq_printf(m, "instance: %s\n", inst->name ? inst->name : "");
+	seq_printf(m, "inst_id: %u\n", inst->id);
+	seq_printf(m, "recording: %d\n", recording);
+	seq_printf(m, "sources: %u\n", nsrc);
+	seq_printf(m, "map_allocated: %d\n", map != NULL);
+	seq_printf(m, "bits: %u\n", st.bits);
+	seq_printf(m, "entries: %u\n", st.entries);
+	seq_printf(m, "capacity: %u\n", st.capacity);
+	seq_printf(m, "table_slots: %u\n", st.table_slots);
+	seq_printf(m, "max_depth: %u\n", st.max_depth);
+	seq_printf(m, "arena_used: %llu\n", st.arena_used);
+	seq_printf(m, "arena_size: %llu\n", st.arena_size);
+	seq_printf(m, "memory_bytes: %llu\n", st.memory_bytes);
+	seq_printf(m, "generation: %u\n", st.generation);
+	seq_printf(m, "resets: %llu\n", resets);
+	seq_printf(m, "requests: %llu\n", FSM_PCPU(inst, requests));
+	seq_printf(m, "hits: %llu\n", st.hits);
+	seq_printf(m, "inserts: %llu\n", st.inserts);
+	seq_printf(m, "drops: %llu\n", drops);
+	for (r = 1; r < FSM_DROP_NR_REASONS; r++)
+		seq_printf(m, "drops_%s: %llu\n", fsm_drop_reason_name(r),
+			   st.drops[r]);
+	seq_printf(m, "lost_races: %llu\n", st.lost_races);
+	seq_printf(m, "hit_rate: %llu.%02llu%%\n", rate / 100, rate % 100);
+	seq_printf(m, "records: %llu\n", FSM_PCPU(inst, records));
+	seq_printf(m, "inline_emits: %llu\n", FSM_PCPU(inst, inline_emits));
+	seq_printf(m, "fallbacks: %llu\n", FSM_PCPU(inst, fallbacks));
+	seq_printf(m, "truncated: %llu\n", FSM_PCPU(inst, truncated));
+	seq_printf(m, "records_lost: %llu\n", FSM_PCPU(inst, lost));
+	seq_printf(m, "inline_lost: %llu\n", FSM_PCPU(inst, inline_lost));
+	return 0;
+}
+
+static int fsm_inst_single_open(struct inode *inode, struct file *file,
+				int (*show)(struct seq_file *, void *))
+{
+	struct fsm_inst *inst = fsm_node_inst(inode);
+	int ret;
+
+	if (!inst)
+		return -ENODEV;
+	ret = single_open(file, show, inst);
+	if (ret)
+		fsm_inst_put(inst);
+	return ret;
+}
+
+static int fsm_inst_single_release(struct inode *inode, struct file *file)
+{
+	struct fsm_inst *inst = ((struct seq_file *)file->private_data)->private;
+
+	fsm_inst_put(inst);
+	return single_release(inode, file);
+}
+
+static int fsm_stat_open(struct inode *inode, struct file *file)
+{
+	return fsm_inst_single_open(inode, file, fsm_stat_show);
+}
+
+static const struct file_operations fsm_stat_fops = {
+	.owner = THIS_MODULE,
+	.open = fsm_stat_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = fsm_inst_single_release,
+};
+
+/* ---- stack_map_events ---- */
+
+/* Longest partial token carried from one write() to the next. */
+#define FSM_EV_PENDING		256
+
+struct fsm_ev_ctx {
+	struct fsm_inst *inst;
+	bool replace;	/* O_TRUNC open: the first text replaces the set */
+	size_t len;
+	char pending[FSM_EV_PENDING];
+};
+
+static int fsm_events_show(struct seq_file *m, void *v)
+{
+	struct fsm_ev_ctx *c = m->private;
+
+	return fsm_sources_show(m, c->inst);
+}
+
+static int fsm_events_open(struct inode *inode, struct file *file)
+{
+	struct fsm_ev_ctx *c;
+	int ret;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->inst = fsm_node_inst(inode);
+	if (!c->inst) {
+		kfree(c);
+		return -ENODEV;
+	}
+	c->replace = (file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC);
+	ret = single_open(file, fsm_events_show, c);
+	if (ret) {
+		fsm_inst_put(c->inst);
+		kfree(c);
+	}
+	return ret;
+}
+
+static bool fsm_is_sep(char c)
+{
+	return c == ',' || isspace(c);
+}
+
+/*
+ * Complete tokens apply at once (all or nothing); a token not yet ended by
+ * a separator waits for the next write() or for close, so that writes of
+ * any size (dd bs=1) give the same result.
+ */
+static ssize_t fsm_events_write(struct file *file, const char __user *ubuf,
+				size_t cnt, loff_t *ppos)
+{
+	struct fsm_ev_ctx *c = ((struct seq_file *)file->private_data)->private;
+	size_t total, cut, rest;
+	bool blank = true;
+	char *text;
+	int ret = 0;
+	size_t i;
+
+	if (cnt > 4096) {
+		pr_warn_ratelimited("stack_map_events: write of %zu bytes, at most 4096\n",
+				    cnt);
+		return -EINVAL;
+	}
+	total = c->len + cnt;
+	text = kmalloc(total + 1, GFP_KERNEL);
+	if (!text)
+		return -ENOMEM;
+	memcpy(text, c->pending, c->len);
+	if (copy_from_user(text + c->len, ubuf, cnt)) {
+		kfree(text);
+		return -EFAULT;
+	}
+	text[total] = '\0';
+	if (strnlen(text, total) != total) {
+		ret = -EINVAL;
+		goto out;
+	}
+
+	for (cut = total; cut && !fsm_is_sep(text[cut - 1]); cut--)
+		;
+	rest = total - cut;
+	if (rest >= FSM_EV_PENDING) {
+		pr_warn_ratelimited("stack_map_events: token longer than %d bytes\n",
+				    FSM_EV_PENDING - 1);
+		ret = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < cut; i++)
+		blank &= fsm_is_sep(text[i]);
+	if (!blank || (cut && c->replace)) {
+		/* "echo > stack_map_events": O_TRUNC + blank text clears */
+		char save = text[cut];
+
+		text[cut] = '\0';
+		ret = fsm_sources_update(c->inst, text,
+					 c->replace ? FSM_SRC_REPLACE : 0);
+		text[cut] = save;
+		if (ret)
+			goto out;
+		c->replace = false;
+	}
+	memcpy(c->pending, text + cut, rest);
+	c->len = rest;
+out:
+	if (ret)
+		c->len = 0;
+	kfree(text);
+	return ret ? ret : cnt;
+}
+
+static int fsm_events_release(struct inode *inode, struct file *file)
+{
+	struct fsm_ev_ctx *c = ((struct seq_file *)file->private_data)->private;
+	int ret;
+
+	if (c->len || c->replace) {
+		/* last token without a separator, or an O_TRUNC open alone */
+		c->pending[c->len] = '\0';
+		ret = fsm_sources_update(c->inst, c->pending,
+					 c->replace ? FSM_SRC_REPLACE : 0);
+		if (ret)
+			pr_warn_ratelimited("stack_map_events: '%s' at close: error %d\n",
+					    c->pending, ret);
+	}
+	fsm_inst_put(c->inst);
+	kfree(c);
+	return single_release(inode, file);
+}
+
+static const struct file_operations fsm_events_fops = {
+	.owner = THIS_MODULE,
+	.open = fsm_events_open,
+	.read = seq_read,
+	.write = fsm_events_write,
+	.llseek = seq_lseek,
+	.release = fsm_events_release,
+};
+
+/* ---- options/stackmap ---- */
+
+static int fsm_opt_open(struct inode *inode, struct file *file)
+{
+	struct fsm_inst *inst = fsm_node_inst(inode);
+
+	if (!inst)
+		return -ENODEV;
+	file->private_data = inst;
+	return nonseekable_open(inode, file);	/* always 0 */
+}
+
+static int fsm_opt_release(struct inode *inode, struct file *file)
+{
+	fsm_inst_put(file->private_data);
+	return 0;
+}
+
+static ssize_t fsm_opt_read(struct file *file, char __user *ubuf, size_t cnt,
+			    loff_t *ppos)
+{
+	struct fsm_inst *inst = file->private_data;
+	char buf[2] = { READ_ONCE(inst->file) ? '1' : '0', '\n' };
+
+	return simple_read_from_buffer(ubuf, cnt, ppos, buf, sizeof(buf));
+}
+
+static ssize_t fsm_opt_write(struct file *file, const char __user *ubuf,
+			     size_t cnt, loff_t *ppos)
+{
+	struct fsm_inst *inst = file->private_data;
+	bool on;
+	int ret;
+
+	if (!cnt || cnt > 8 || kstrtobool_from_user(ubuf, cnt, &on)) {
+		pr_warn_ratelimited("options/stackmap (%s): write 1 or 0\n",
+				    fsm_inst_label(inst));
+		return -EINVAL;
+	}
+	ret = fsm_inst_set_recording(inst, on);
+	return ret ? ret : cnt;
+}
+
+static const struct file_operations fsm_opt_fops = {
+	.owner = THIS_MODULE,
+	.open = fsm_opt_open,
+	.read = fsm_opt_read,
+	.write = fsm_opt_write,
+	.llseek = no_llseek,
+	.release = fsm_opt_release,
+};
+
+/* ---- creation and removal ---- */
+
+static const struct {
+	const char *name;
+	umode_t mode;
+	const struct file_operations *fops;
+	bool option;
+} fsm_node_defs[FSM_NR_NODES] = {
+	[FSM_NODE_MAP] = { "stack_map", 0640, &fsm_map_fops },
+	[FSM_NODE_STAT] = { "stack_map_stat", 0440, &fsm_stat_fops },
+	[FSM_NODE_BIN] = { "stack_map_bin", 0440, &fsm_bin_fops },
+	[FSM_NODE_EVENTS] = { "stack_map_events", 0640, &fsm_events_fops },
+	[FSM_NODE_OPTION] = { "stackmap", 0640, &fsm_opt_fops, true },
+};
+
+/**
+ * fsm_nodes_create - create the nodes of an instance.
+ * @inst: instance (reference held by the caller)
+ *
+ * Context: task (the sync work or module init), may sleep. Nodes of one
+ * instance are created and removed by the same serialised callers.
+ * Return: 0, -ENOENT if the instance directory was removed meanwhile, or
+ * another -errno (what was created is removed again).
+ */
+int fsm_nodes_create(struct fsm_inst *inst)
+{
+	struct dentry *dir, *opts, *d;
+	void *data = (void *)(unsigned long)inst->id;
+	int i, ret = 0;
+
+	if (fsm_compat_have_tracefs()) {
+		dir = inst->dir;
+		opts = fsm_compat_lookup(inst->dir, "options");
+		if (!opts)
+			return -ENOENT;
+	} else {
+		if (!fsm_compat_debugfs_root())
+			return -ENODEV;
+		if (inst->name) {
+			d = fsm_compat_create_dir(inst->name, fsm_dbg_instances);
+			if (IS_ERR(d))
+				return PTR_ERR(d);
+			inst->dbg_dir = dget(d);
+			dir = d;
+		} else {
+			dir = fsm_compat_debugfs_root();
+		}
+		d = fsm_compat_create_dir("options", dir);
+		if (IS_ERR(d)) {
+			ret = PTR_ERR(d);
+			goto fail;
+		}
+		inst->dbg_opts = dget(d);
+		opts = dget(d);
+	}
+
+	for (i = 0; i < FSM_NR_NODES; i++) {
+		d = fsm_compat_create_file(fsm_node_defs[i].name,
+					   fsm_node_defs[i].mode,
+					   fsm_node_defs[i].option ? opts : dir,
+					   data, fsm_node_defs[i].fops);
+		if (IS_ERR(d)) {
+			ret = PTR_ERR(d);
+			break;
+		}
+		/* our own reference: the dentry outlives a removal by rmdir */
+		inst->nodes[i] = dget(d);
+	}
+	dput(opts);
+	if (!ret)
+		return 0;
+fail:
+	fsm_nodes_remove(inst);
+	return ret;
+}
+
+/**
+ * fsm_nodes_remove - remove the nodes of an instance.
+ * @inst: instance
+ *
+ * Harmless for nodes the kernel already removed with their instance.
+ * Context: task, may sleep.
+ */
+void fsm_nodes_remove(struct fsm_inst *inst)
+{
+	int i;
+
+	for (i = 0; i < FSM_NR_NODES; i++) {
+		if (!inst->nodes[i])
+			continue;
+		fsm_compat_remove(inst->nodes[i]);
+		dput(inst->nodes[i]);
+		inst->nodes[i] = NULL;
+	}
+	if (inst->dbg_opts) {
+		fsm_compat_remove(inst->dbg_opts);
+		dput(inst->dbg_opts);
+		inst->dbg_opts = NULL;
+	}
+	if (inst->dbg_dir) {
+		fsm_compat_remove(inst->dbg_dir);
+		dput(inst->dbg_dir);
+		inst->dbg_dir = NULL;
+	}
+}
+
+/**
+ * fsm_nodes_init - debugfs mode: create ftrace_stackmap/instances.
+ * Context: task (module init). Return: 0 or -errno.
+ */
+int fsm_nodes_init(void)
+{
+	struct dentry *d;
+
+	if (fsm_compat_have_tracefs() || !fsm_compat_debugfs_root())
+		return 0;
+	d = fsm_compat_create_dir("instances", NULL);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	fsm_dbg_instances = dget(d);
+	return 0;
+}
+
+/**
+ * fsm_nodes_exit - undo fsm_nodes_init().
+ * Context: task (module exit).
+ */
+void fsm_nodes_exit(void)
+{
+	if (fsm_dbg_instances) {
+		fsm_compat_remove(fsm_dbg_instances);
+		dput(fsm_dbg_instances);
+		fsm_dbg_instances = NULL;
+	}
+}

@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sources.c - the source events of an instance (stack_map_events, events=).
+ *
+ * Syntax: the one of set_event. Tokens separated by white space or commas:
+ *   sys:event     that event
+ *   sys:* / sys:  every event of a system
+ *   *:event / :event   that event name in every system
+ *   name          every event of system "name" and every event named "name"
+ *   !pattern      remove what the pattern matches from the chosen set
+ * Tokens apply in order. Patterns are resolved to concrete events when
+ * written (like set_event: an event that appears later, e.g. with a module,
+ * is not added by an earlier "sys:*").
+ *
+ * Only events with a tracepoint qualify (TRACE_EVENT_FL_TRACEPOINT):
+ * syscalls, kprobes, uprobes, synthetic and other dynamic events have none
+ * and are refused (-EINVAL) when named, skipped by wildcards. The module's
+ * own events are refused too. Filters of a source event are not evaluated:
+ * a source event record discarded by its filter still gets a stack_id
+ * record.
+ *
+ * A resolved source keeps a pointer to the event's trace_event_file in the
+ * instance (not a reference: that would block rmdir). It stays valid while
+ * the instance lives (our probes are detached, by the kernel's UNREGISTER,
+ * before an instance's files are freed) and while the event's module lives:
+ * a module notifier running before the trace events' own drops the sources
+ * of a module that goes away.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ctype.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/notifier.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/trace_events.h>
+#include <linux/tracepoint.h>
+
+#include "compat.h"
+#include "tracing.h"
+
+/* Longest text accepted at once (stack_map_events write, events=). */
+#define FSM_SRC_TEXT_MAX	4096
+
+/* One token: a pattern, and what it resolved to (positive tokens). */
+struct fsm_tok {
+	bool neg;
+	const char *sys;	/* NULL: any system */
+	const char *ev;		/* NULL: any event */
+	const char *any;	/* no colon: system or event with this name */
+	const char *text;	/* the token as written, for messages */
+	struct list_head srcs;	/* resolved struct fsm_src, chosen ones flagged */
+};
+
+static bool fsm_tok_match(const struct fsm_tok *t, const char *sys,
+			  const char *ev)
+{
+	if (t->any)
+		return !strcmp(t->any, sys) || !strcmp(t->any, ev);
+	return (!t->sys || !strcmp(t->sys, sys)) &&
+	       (!t->ev || !strcmp(t->ev, ev));
+}
+
+static int fsm_tok_parse(char *s, struct fsm_tok *t)
+{
+	char *colon;
+
+	t->text = s;
+	if (*s == '!') {
+		t->neg = true;
+		s++;
+	}
+	if (!*s)
+		return -EINVAL;
+	colon = strchr(s, ':');
+	if (!colon) {
+		if (strcmp(s, "*"))
+			t->any = s;	/* "*" alone: everything */
+		return 0;
+	}
+	*colon = '\0';
+	t->sys = s;
+	t->ev = colon + 1;
+	if (strchr(t->ev, ':'))
+		return -EINVAL;
+	if (!*t->sys || !strcmp(t->sys, "*"))
+		t->sys = NULL;
+	if (!*t->ev || !strcmp(t->ev, "*"))
+		t->ev = NULL;
+	return 0;
+}
+
+/* "sys" and "event" of a src name "sys:event" */
+static bool fsm_src_match(const struct fsm_tok *t, const struct fsm_src *src)
+{
+	const char *colon = strchr(src->name, ':');
+	char sys[64];
+	size_t len = colon - src->name;
+
+	if (len >= sizeof(sys))
+		return false;
+	memcpy(sys, src->name, len);
+	sys[len] = '\0';
+	return fsm_tok_match(t, sys, colon + 1);
+}
+
+/**
+ * fsm_sources_free - free a list of sources (detached, unreachable).
+ * @list: struct fsm_src list
+ *
+ * Context: task; no probe may still run on them
+ * (tracepoint_synchronize_unregister() done, or never attached).
+ */
+void fsm_sources_free(struct list_head *list)
+{
+	struct fsm_src *src, *tmp;
+
+	list_for_each_entry_safe(src, tmp, list, list) {
+		WARN_ON_ONCE(src->attached);
+		list_del(&src->list);
+		if (src->modref)
+			module_put(src->mod);
+		kfree(src);
+	}
+}
+
+/*
+ * Resolve sys:ev in @inst. Return: 1 resolved (added to @out), 0 skipped
+ * (wildcard), or -errno (named explicitly: a one-line message said why).
+ */
+static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
+			   const char *ev, bool named, const char *who,
+			   struct list_head *out)
+{
+	struct trace_event_call *call;
+	struct trace_event_file *file;
+	unsigned long start = 0, size;
+	struct fsm_src *src;
+	int ret = 0;
+
+	file = trace_get_event_file(inst->name, sys, ev);
+	if (IS_ERR(file)) {
+		if (named)
+			pr_warn_ratelimited("%s: unknown event %s:%s (%s)\n",
+					    who, sys, ev, fsm_inst_label(inst));
+		return named ? -EINVAL : 0;
+	}
+	call = file->event_call;
+	if (file->tr != READ_ONCE(inst->tr)) {
+		ret = -ENODEV;		/* instance removed (or replaced) */
+		goto out;
+	}
+	if (!(call->flags & TRACE_EVENT_FL_TRACEPOINT) ||
+	    (call->flags & TRACE_EVENT_FL_IGNORE_ENABLE)) {
+		if (named)
+			pr_warn_ratelimited("%s: %s:%s has no tracepoint (syscall, kprobe and dynamic events are not supported)\n",
+					    who, sys, ev);
+		ret = named ? -EINVAL : 0;
+		goto out;
+	}
+	if (call->module == THIS_MODULE) {
+		if (named)
+			pr_warn_ratelimited("%s: %s:%s is an event of this module\n",
+					    who, sys, ev);
+		ret = named ? -EINVAL : 0;
+		goto out;
+	}
+	list_for_each_entry(src, out, list) {
+		if (src->file == file)
+			goto out;	/* duplicate within the token */
+	}
+
+	src = kzalloc(struct_size(src, name, strlen(sys) + strlen(ev) + 2),
+		      GFP_KERNEL);
+	if (!src) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	sprintf(src->name, "%s:%s", sys, ev);
+	src->inst = inst;
+	src->file = file;
+	src->tp = call->tp;
+	src->mod = call->module;
+	src->type = call->event.type;
+	size = fsm_compat_symbol_size((unsigned long)call->tp->iterator, &start);
+	src->iter_start = start;
+	src->iter_size = size;
+	list_add_tail(&src->list, out);
+	ret = 1;
+out:
+	trace_put_event_file(file);
+	return ret;
+}
+
+struct fsm_walk {
+	const struct fsm_tok *tok;
+	const char *sys;
+};
+
+static bool fsm_walk_sys(const char *name, void *arg)
+{
+	const struct fsm_walk *w = arg;
+
+	/* "name" (any) may match an event of any system */
+	return w->tok->any || !w->tok->sys || !strcmp(w->tok->sys, name);
+}
+
+static bool fsm_walk_ev(const char *name, void *arg)
+{
+	const struct fsm_walk *w = arg;
+
+	return fsm_tok_match(w->tok, w->sys, name);
+}
+
+/*
+ * Resolve a wildcard token by walking the instance's events/ directory.
+ * Return: number of events resolved, or -errno.
+ */
+static int fsm_resolve_wild(struct fsm_inst *inst, struct fsm_tok *t,
+			    const char *who)
+{
+	struct dentry *events, *sysdir;
+	struct fsm_walk w = { .tok = t };
+	struct fsm_name *s, *e;
+	LIST_HEAD(systems);
+	int ret, found = 0;
+
+	events = fsm_compat_lookup(inst->dir, "events");
+	if (!events)
+		return -ENODEV;
+	ret = fsm_compat_list_subdirs(events, fsm_walk_sys, &w, &systems);
+	list_for_each_entry(s, &systems, list) {
+		LIST_HEAD(evs);
+
+		if (ret)
+			break;
+		if (!strcmp(s->name, "stackmap"))
+			continue;	/* ours */
+		sysdir = fsm_compat_lookup(events, s->name);
+		if (!sysdir)
+			continue;
+		w.sys = s->name;
+		ret = fsm_compat_list_subdirs(sysdir, fsm_walk_ev, &w, &evs);
+		dput(sysdir);
+		list_for_each_entry(e, &evs, list) {
+			if (ret)
+				break;
+			ret = fsm_resolve_one(inst, s->name, e->name, false, who,
+					      &t->srcs);
+			if (ret > 0)
+				found++;
+			ret = ret > 0 ? 0 : ret;
+		}
+		fsm_free_names(&evs);
+	}
+	fsm_free_names(&systems);
+	dput(events);
+	if (ret)
+		return ret;
+	if (!found)
+		pr_warn_ratelimited("%s: '%s' matches no event with a tracepoint (%s)\n",
+				    who, t->text, fsm_inst_label(inst));
+	return found ? found : -EINVAL;
+}
+
+/* Does a negative token name something that exists? */
+static int fsm_check_neg(struct fsm_inst *inst, struct fsm_tok *t,
+			 const char *who)
+{
+	struct trace_event_file *file;
+
+	if (!t->sys || !t->ev)
+		return 0;	/* wildcard removal: whatever it matches */
+	file = trace_get_event_file(inst->name, t->sys, t->ev);
+	if (IS_ERR(file)) {
+		pr_warn_ratelimited("%s: unknown event %s:%s (%s)\n", who,
+				    t->sys, t->ev, fsm_inst_label(inst));
+		return -EINVAL;
+	}
+	trace_put_event_file(file);
+	return 0;
+}
+
+/*
+ * Hold the modules of the resolved events until the sources are entered
+ * (the module notifier takes over from there). A source whose module is
+ * already going is dropped.
+ */
+static void fsm_toks_get_modules(struct fsm_tok *toks, unsigned int nr)
+{
+	struct fsm_src *src, *tmp;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		list_for_each_entry_safe(src, tmp, &toks[i].srcs, list) {
+			if (!src->mod)
+				continue;
+			if (try_module_get(src->mod)) {
+				src->modref = true;
+			} else {
+				list_del(&src->list);
+				kfree(src);
+			}
+		}
+	}
+}
+
+/*
+ * Under fsm_mutex: compute the new set in token order, attach what is new
+ * (if recording), detach what goes. Sources that go are moved to @removed;
+ * chosen new ones are moved out of the tokens' lists.
+ */
+static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
+				    unsigned int nr, unsigned int mode,
+				    struct list_head *removed)
+{
+	struct fsm_src *cur, *src, *tmp, *other;
+	unsigned int i, j;
+	LIST_HEAD(chosen);
+	int ret = 0;
+
+	lockdep_assert_held(&fsm_mutex);
+	/*
+	 * Walk the tokens in order over two sets: the current sources (kept
+	 * or not) and the new ones (chosen or not). Kept current sources stay
+	 * on inst->sources; dropped ones move to @removed; chosen new ones to
+	 * @chosen.
+	 */
+	if (mode & FSM_SRC_REPLACE)
+		list_splice_init(&inst->sources, removed);
+	for (i = 0; i < nr; i++) {
+		struct fsm_tok *t = &toks[i];
+
+		if (t->neg) {
+			list_for_each_entry_safe(cur, tmp, &inst->sources, list)
+				if (fsm_src_match(t, cur))
+					list_move_tail(&cur->list, removed);
+			list_for_each_entry_safe(src, tmp, &chosen, list)
+				if (fsm_src_match(t, src))
+					list_move_tail(&src->list, &t->srcs);
+			continue;
+		}
+		list_for_each_entry_safe(src, tmp, &t->srcs, list) {
+			bool dup = false;
+
+			list_for_each_entry(cur, &inst->sources, list)
+				dup |= cur->file == src->file;
+			list_for_each_entry(other, &chosen, list)
+				dup |= other->file == src->file;
+			if (dup)
+				continue;
+			/* re-adding one dropped earlier: take it back */
+			list_for_each_entry(cur, removed, list) {
+				if (cur->file == src->file) {
+					list_move_tail(&cur->list, &inst->sources);
+					dup = true;
+					break;
+				}
+			}
+			if (!dup)
+				list_move_tail(&src->list, &chosen);
+		}
+	}
+
+	/* What goes: detach now, free after the caller synchronised. */
+	list_for_each_entry(cur, removed, list)
+		fsm_src_detach_locked(cur);
+	/* What comes: attach if the instance records. */
+	list_for_each_entry_safe(src, tmp, &chosen, list) {
+		list_move_tail(&src->list, &inst->sources);
+		if (inst->file) {
+			j = fsm_src_attach_locked(src);
+			if (j && !ret)
+				ret = j;
+		}
+		/* entered: from now on the module notifier protects it */
+		if (src->modref) {
+			module_put(src->mod);
+			src->modref = false;
+		}
+	}
+	inst->sources_set = true;
+	return ret;
+}
+
+/**
+ * fsm_sources_update - change the source events of an instance.
+ * @inst: instance
+ * @text: tokens (see the file comment)
+ * @mode: FSM_SRC_REPLACE: @text replaces the set (O_TRUNC writes, events=);
+ *        FSM_SRC_DEFAULTS: install only if nothing was chosen yet, skip
+ *        unknown events with a warning (defaults of new instances);
+ *        FSM_SRC_PARAM: messages name the events= parameter
+ *
+ * Resolution happens without fsm_mutex (it takes event_mutex); the new set
+ * is then computed and attached under fsm_mutex. Either the whole text
+ * applies or nothing does.
+ * Context: task, may sleep; must not hold fsm_mutex.
+ * Return: 0, -EINVAL (syntax, unknown event, event without a tracepoint;
+ * one dmesg line says which), -ENODEV (instance gone), -ENOMEM, or the
+ * error of attaching a probe.
+ */
+int fsm_sources_update(struct fsm_inst *inst, const char *text,
+		       unsigned int mode)
+{
+	const char *who = mode & (FSM_SRC_DEFAULTS | FSM_SRC_PARAM) ?
+			  "events=" : "stack_map_events";
+	struct fsm_tok *toks = NULL;
+	unsigned int nr = 0, max, i;
+	char *buf, *p, *tok;
+	LIST_HEAD(removed);
+	int ret = 0;
+
+	if (strlen(text) > FSM_SRC_TEXT_MAX) {
+		pr_warn_ratelimited("%s: text longer than %d bytes\n", who,
+				    FSM_SRC_TEXT_MAX);
+		return -EINVAL;
+	}
+	buf = kstrdup(text, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	max = strlen(buf) / 2 + 1;
+	toks = kcalloc(max, sizeof(*toks), GFP_KERNEL);
+	if (!toks) {
+		kfree(buf);
+		return -ENOMEM;
+	}
+
+	p = buf;
+	while ((tok = strsep(&p, " \t\n\r,")) && nr < max) {
+		struct fsm_tok *t = &toks[nr];
+
+		if (!*tok)
+			continue;
+		INIT_LIST_HEAD(&t->srcs);
+		nr++;
+		if (fsm_tok_parse(tok, t)) {
+			pr_warn_ratelimited("%s: bad syntax '%s'\n", who, tok);
+			ret = -EINVAL;
+			break;
+		}
+		if (t->neg)
+			ret = fsm_check_neg(inst, t, who);
+		else if (t->sys && t->ev)
+			ret = fsm_resolve_one(inst, t->sys, t->ev, true, who,
+					      &t->srcs);
+		else
+			ret = fsm_resolve_wild(inst, t, who);
+		ret = ret > 0 ? 0 : ret;
+		if (ret && (mode & FSM_SRC_DEFAULTS) && ret != -ENODEV &&
+		    ret != -ENOMEM) {
+			/* defaults of a new instance: skip what is missing */
+			fsm_sources_free(&t->srcs);
+			nr--;
+			ret = 0;
+			continue;
+		}
+		if (ret)
+			break;
+	}
+	if (ret)
+		goto out;
+
+	fsm_toks_get_modules(toks, nr);
+	mutex_lock(&fsm_mutex);
+	if (!fsm_inst_alive(inst) || fsm_shutting_down)
+		ret = -ENODEV;
+	else if ((mode & FSM_SRC_DEFAULTS) && inst->sources_set)
+		ret = 0;	/* chosen explicitly meanwhile: keep that */
+	else
+		ret = fsm_sources_apply_locked(inst, toks, nr, mode, &removed);
+	mutex_unlock(&fsm_mutex);
+
+	if (!list_empty(&removed)) {
+		/* detached: wait for probes still running on them */
+		tracepoint_synchronize_unregister();
+		fsm_sources_free(&removed);
+	}
+out:
+	for (i = 0; i < nr; i++)
+		fsm_sources_free(&toks[i].srcs);
+	kfree(toks);
+	kfree(buf);
+	return ret;
+}
+
+/**
+ * fsm_sources_show - list the chosen source events, one "sys:event" a line.
+ * @m:    seq_file
+ * @inst: instance
+ *
+ * Context: task; takes fsm_mutex. Return: 0.
+ */
+int fsm_sources_show(struct seq_file *m, struct fsm_inst *inst)
+{
+	struct fsm_src *src;
+
+	mutex_lock(&fsm_mutex);
+	list_for_each_entry(src, &inst->sources, list)
+		seq_printf(m, "%s\n", src->name);
+	mutex_unlock(&fsm_mutex);
+	return 0;
+}
+
+/*
+ * A module with source events goes away: drop its sources everywhere
+ * before the trace events' notifier frees the event files and the
+ * tracepoints. Context: task (module notifier chain).
+ */
+static int fsm_module_notify(struct notifier_block *nb, unsigned long state,
+			     void *data)
+{
+	struct module *mod = data;
+	struct fsm_src *src, *tmp;
+	struct fsm_inst *inst;
+	unsigned long idx;
+	LIST_HEAD(removed);
+
+	if (state != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	mutex_lock(&fsm_mutex);
+	xa_for_each(&fsm_insts, idx, inst) {
+		list_for_each_entry_safe(src, tmp, &inst->sources, list) {
+			if (src->mod != mod)
+				continue;
+			fsm_src_detach_locked(src);
+			list_move_tail(&src->list, &removed);
+			pr_info("%s: source event %s dropped: module %s unloads\n",
+				fsm_inst_label(inst), src->name, mod->name);
+		}
+	}
+	mutex_unlock(&fsm_mutex);
+	if (!list_empty(&removed)) {
+		tracepoint_synchronize_unregister();
+		fsm_sources_free(&removed);
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block fsm_module_nb = {
+	.notifier_call = fsm_module_notify,
+	.priority = 2,	/* before trace events (1) and tracepoints (0) */
+};
+
+static bool fsm_module_nb_registered;
+
+/**
+ * fsm_sources_init - watch modules that own source events.
+ * Context: task (module init). Return: 0 or -errno.
+ */
+int fsm_sources_init(void)
+{
+	int ret = register_module_notifier(&fsm_module_nb);
+
+	fsm_module_nb_registered = !ret;
+	return ret;
+}
+
+/**
+ * fsm_sources_exit - stop watching modules.
+ * Context: task (module exit).
+ */
+void fsm_sources_exit(void)
+{
+	if (fsm_module_nb_registered)
+		unregister_module_notifier(&fsm_module_nb);
+	fsm_module_nb_registered = false;
+}

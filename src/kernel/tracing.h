@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tracing.h - kernel stacks into the trace, per ftrace instance.
+ *
+ * Overview
+ * --------
+ * Every ftrace instance (the top level and each instances/NAME) has a
+ * struct fsm_inst: its stack map, its chosen source events, its tracefs
+ * nodes and counters. The kernel's struct trace_array is private to
+ * kernel/trace; it is used here only as an opaque key (never dereferenced),
+ * valid while the instance exists, and never held with a reference for
+ * long: trace_get_event_file() (which does not create instances) is called
+ * only inside short critical sections so that "rmdir instances/NAME" keeps
+ * working while the module is loaded.
+ *
+ * Recording in an instance = the module's event stackmap:stack_id is
+ * enabled there. The event class's .reg callback is wrapped (events.c): on
+ * TRACE_REG_REGISTER for the instance's event file, the module attaches one
+ * tracepoint probe per chosen source event, with a priority below the trace
+ * event probes so that it runs right after them, and writes stack_id records
+ * into that instance's buffer with trace_event_buffer_reserve/_commit.
+ *
+ * Instances come and go: an fsnotify mark on tracefs "instances" sees
+ * mkdir/rmdir; its handler only marks removed instances dead (it runs under
+ * tracing locks) and queues a work that does everything else
+ * (instances.c). Removal is safe because the kernel disables every event of
+ * an instance (our .reg UNREGISTER: probes detached), waits for tracepoint
+ * callers, and only then removes the directory (our handler) and frees it.
+ *
+ * Lifetime: a struct fsm_inst is reference counted (kref): the instance
+ * table holds one reference, every open node file one more. The map is
+ * allocated on the first REGISTER and freed with the struct, after
+ * tracepoint_synchronize_unregister().
+ *
+ * Locking (outermost first)
+ * -------------------------
+ *   event_mutex (kernel) -> fsm_mutex -> tracepoints_mutex (kernel)
+ *   inst->map_rwsem: reset (write) against map readers (read); taken
+ *                    without fsm_mutex held and never around it
+ * Nothing that takes event_mutex or trace_types_lock (trace_get_event_file,
+ * trace_array_set_clr_event, ...) is called with fsm_mutex held: the .reg
+ * callback already runs under event_mutex and takes fsm_mutex.
+ * The tracepoint probe (any context, NMI included) takes no lock, never
+ * allocates, and its loops are bounded.
+ */
+#ifndef FSM_TRACING_H
+#define FSM_TRACING_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rwsem.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+#include <asm/local64.h>
+
+#include "fsm.h"
+
+struct dentry;
+struct module;
+struct seq_file;
+struct trace_array;
+struct trace_event_file;
+struct tracepoint;
+
+/* Per-CPU counters of the tracing side (the map counts its own). */
+struct fsm_inst_pcpu {
+	local64_t requests;	/* fsm_map_insert() calls from the probe */
+	local64_t records;	/* stack_id records committed */
+	local64_t inline_emits;	/* ... of which carried an id's stack inline */
+	local64_t fallbacks;	/* ... of which carried a full stack, no id */
+	local64_t truncated;	/* stacks deeper than FSM_MAX_KERNEL_DEPTH */
+	local64_t lost;		/* records the ring buffer refused */
+	local64_t inline_lost;	/* ... of which should have carried a stack */
+};
+
+/* The nodes of an instance. */
+enum fsm_node {
+	FSM_NODE_MAP,		/* stack_map */
+	FSM_NODE_STAT,		/* stack_map_stat */
+	FSM_NODE_BIN,		/* stack_map_bin */
+	FSM_NODE_EVENTS,	/* stack_map_events */
+	FSM_NODE_OPTION,	/* options/stackmap */
+	FSM_NR_NODES
+};
+
+/**
+ * struct fsm_src - a chosen source event of an instance.
+ * @list:       in fsm_inst.sources (fsm_mutex)
+ * @inst:       owner (the probe's data leads here)
+ * @file:       the source event's trace_event_file in @inst's instance;
+ *              dereferenced only by the probe, which runs only while
+ *              attached, i.e. while the instance and the event exist
+ * @tp:         the event's tracepoint
+ * @mod:        module owning the event (NULL: core kernel)
+ * @iter_start: the tracepoint iterator function (__traceiter_*), trimmed
+ * @iter_size:  from captured stacks by address
+ * @type:       trace_event type id of the source event
+ * @attached:   probe registered on @tp (fsm_mutex)
+ * @modref:     holds a reference on @mod (between resolution and entry)
+ * @name:       "system:event"
+ */
+struct fsm_src {
+	struct list_head list;
+	struct fsm_inst *inst;
+	struct trace_event_file *file;
+	struct tracepoint *tp;
+	struct module *mod;
+	unsigned long iter_start;
+	unsigned long iter_size;
+	u16 type;
+	bool attached;
+	bool modref;
+	char name[];
+};
+
+/**
+ * struct fsm_inst - per-instance state.
+ * @ref:        kref: the instance table holds one, each open node one
+ * @id:         instance id (0 = top level), index in fsm_insts, written in
+ *              every stack_id record ("inst") and shown in stack_map_stat
+ * @name:       instance name, NULL for the top level
+ * @dir:        the instance's tracefs directory (reference held)
+ * @tr:         opaque key of the instance; NULL once dead
+ * @dead:       the instance directory was removed (fsnotify handler)
+ * @setup_done: nodes created and default sources resolved (worker)
+ * @nodes:      the node dentries (reference held on each)
+ * @dbg_dir:    debugfs mode: the instance's directory and its options/
+ * @dbg_opts:
+ * @reap:       worker-private list link
+ * @file:       our stack_id event file while it is registered (recording),
+ *              else NULL (fsm_mutex; read by the probe)
+ * @epoch:      recording epoch, never 0: bumped on each REGISTER (a new
+ *              recording), and by the probe when a record that should have
+ *              carried a stack inline was refused by the ring buffer (so
+ *              that every id is emitted inline again in the trace)
+ * @sources:    chosen source events, struct fsm_src (fsm_mutex)
+ * @sources_set: sources were chosen explicitly (or defaults installed)
+ * @map:        the stack map, NULL until the first REGISTER; published once
+ *              with smp_store_release() (readers: smp_load_acquire())
+ * @map_rwsem:  reset (write) against readers of the map (read)
+ * @gen:        current generation (written under @map_rwsem held for write)
+ * @resets:     resets done (under @map_rwsem)
+ * @pcpu:       tracing counters
+ */
+struct fsm_inst {
+	struct kref ref;
+	u32 id;
+	const char *name;
+	struct dentry *dir;
+	struct trace_array *tr;
+	bool dead;
+	bool setup_done;
+	struct dentry *nodes[FSM_NR_NODES];
+	struct dentry *dbg_dir;
+	struct dentry *dbg_opts;
+	struct list_head reap;
+
+	struct trace_event_file *file;
+	atomic_t epoch;
+	struct list_head sources;
+	bool sources_set;
+
+	struct fsm_map *map;
+	struct rw_semaphore map_rwsem;
+	u32 gen;
+	u64 resets;
+	struct fsm_inst_pcpu __percpu *pcpu;
+};
+
+/* instances.c */
+extern struct mutex fsm_mutex;
+extern struct xarray fsm_insts;
+extern bool fsm_shutting_down;
+extern char *fsm_default_events;
+
+bool fsm_inst_alive(const struct fsm_inst *inst);
+struct fsm_inst *fsm_inst_get_by_id(u32 id);
+void fsm_inst_put(struct fsm_inst *inst);
+struct fsm_inst *fsm_inst_find_or_create_locked(struct trace_event_file *file);
+void fsm_inst_kick_worker(void);
+const char *fsm_inst_label(const struct fsm_inst *inst);
+
+/* events.c */
+int fsm_events_init(void);
+void fsm_events_exit(void);
+int fsm_src_attach_locked(struct fsm_src *src);
+void fsm_src_detach_locked(struct fsm_src *src);
+void fsm_write_reset_record(struct fsm_inst *inst, u32 gen);
+int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
+
+/* sources.c */
+/*
+ * FSM_SRC_REPLACE:  the text replaces the chosen set
+ * FSM_SRC_DEFAULTS: only if nothing was chosen yet; unknown events are
+ *                   skipped with a warning
+ * FSM_SRC_PARAM:    the text is the events= parameter (for messages)
+ */
+#define FSM_SRC_REPLACE		0x1
+#define FSM_SRC_DEFAULTS	0x2
+#define FSM_SRC_PARAM		0x4
+int fsm_sources_update(struct fsm_inst *inst, const char *text,
+		       unsigned int mode);
+int fsm_sources_show(struct seq_file *m, struct fsm_inst *inst);
+void fsm_sources_free(struct list_head *list);
+int fsm_sources_init(void);
+void fsm_sources_exit(void);
+
+/* nodes.c */
+int fsm_nodes_create(struct fsm_inst *inst);
+void fsm_nodes_remove(struct fsm_inst *inst);
+int fsm_nodes_init(void);
+void fsm_nodes_exit(void);
+
+#endif /* FSM_TRACING_H */
