@@ -222,8 +222,11 @@ TEST(Stress, InsertsRacingResets)
 	const unsigned inserters = 3;
 	const unsigned max_resets = 150 * scale();
 	/* Each reset yields a few times; with more threads than CPUs a yield
-	 * can cost a time slice, so bound the test by time too. */
-	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(1000 * scale());
+	 * can cost a time slice, so bound the test by time too: stop after
+	 * ~1 s once at least min_resets happened (hard stop after 20 s). */
+	const unsigned min_resets = 10;
+	const auto t0 = std::chrono::steady_clock::now();
+	auto elapsed = [&] { return std::chrono::steady_clock::now() - t0; };
 	std::atomic<unsigned> resets{0};
 	auto m = make_map(make_params(8, 32));	/* 256 ids, pool of 400: fills up */
 	std::shared_mutex readers_vs_reset;
@@ -232,7 +235,10 @@ TEST(Stress, InsertsRacingResets)
 
 	std::thread resetter([&] {
 		unsigned last = 1;
-		for (unsigned i = 0; i < max_resets && std::chrono::steady_clock::now() < deadline; i++) {
+		for (unsigned i = 0; i < max_resets; i++) {
+			if (elapsed() > std::chrono::seconds(20) ||
+			    (i >= min_resets && elapsed() > std::chrono::milliseconds(1000 * scale())))
+				break;
 			std::this_thread::sleep_for(std::chrono::microseconds(300));
 			std::unique_lock lk(readers_vs_reset);
 			unsigned g = fsm_map_reset(m.get());
@@ -288,7 +294,7 @@ TEST(Stress, InsertsRacingResets)
 		EXPECT_TRUE(distinct.insert(Stack(ips, ips + nr)).second);
 	}
 	EXPECT_GT(checked.load(), 0u);
-	EXPECT_GE(resets.load(), 5u);
+	EXPECT_GE(resets.load(), min_resets);
 	auto st = stats_of(m.get());
 	EXPECT_EQ(st.generation, resets.load() + 1);
 	EXPECT_EQ(st.drops[FSM_DROP_RESETTING], resetting.load());

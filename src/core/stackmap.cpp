@@ -103,8 +103,9 @@ StackMap *StackMap::create(const fsm_map_params &p, int *err)
 	const u32 nr_shards = min(nr_cpus, kMaxCpuShards);
 	const u32 nr_hit_shards = min(nr_cpus, kMaxHitShards);
 
-	/* Layout of the single block; every part starts on a cache line. */
-	u64 off = align_up(sizeof(StackMap), kCacheLine);
+	/* Layout of the single block; every part starts on a cache line,
+	 * the shards on a kShardAlign boundary. */
+	u64 off = align_up(sizeof(StackMap), kShardAlign);
 	const u64 off_shards = off;
 	off += align_up((u64)nr_shards * sizeof(CpuShard), kCacheLine);
 	const u64 off_slots = off;
@@ -117,14 +118,14 @@ StackMap *StackMap::create(const fsm_map_params &p, int *err)
 	const u64 off_arena = off;
 	off += align_up(arena_bytes, kCacheLine);
 	/* fsm_plat_alloc guarantees 8-byte alignment only: over-allocate. */
-	const u64 total = off + kCacheLine;
+	const u64 total = off + kShardAlign;
 
 	void *block = fsm_plat_alloc(total);
 	if (!block) {
 		*err = -12;
 		return nullptr;
 	}
-	u8 *base = reinterpret_cast<u8 *>(align_up(reinterpret_cast<uptr>(block), kCacheLine));
+	u8 *base = reinterpret_cast<u8 *>(align_up(reinterpret_cast<uptr>(block), kShardAlign));
 
 	StackMap *m = new (base, place) StackMap();
 	m->bits_ = p.bits;

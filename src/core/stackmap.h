@@ -11,7 +11,7 @@
  *
  *   StackMap        configuration (read-only after create), the generation
  *                   word, the allocation word, the id counter
- *   CpuShard[ncpu]  one 128-byte, cache-line aligned block per possible CPU:
+ *   CpuShard[ncpu]  one 128-byte, 128-byte aligned block per possible CPU:
  *                   enters/exits counters for reset, cumulative statistics
  *   slots[2^(bits+1)] u64 words of the open-addressing hash table
  *   index[2^bits]   id -> arena offset of the record (+1, 0 = unpublished)
@@ -80,6 +80,12 @@ inline constexpr u32 kMaxCpuShards = 8192;
 inline constexpr u32 kRecordHeaderBytes = 16;
 /* Bytes reset() clears between two fsm_plat_yield() calls. */
 inline constexpr u64 kResetClearChunk = 1ull << 20;
+/*
+ * Alignment of the per-CPU shards: two cache lines, because Intel's
+ * adjacent-line prefetcher fetches 128-byte pairs, which makes 64-byte
+ * neighbours written by different CPUs interfere.
+ */
+inline constexpr usize kShardAlign = 2 * kCacheLine;
 /* Low bit of the generation word: a reset is in progress. */
 inline constexpr u32 kResetting = 1;
 
@@ -105,7 +111,7 @@ static_assert(sizeof(Record) == kRecordHeaderBytes, "record header layout");
 constexpr u32 record_units(u32 nr) { return kRecordHeaderBytes / 8 + nr; }
 
 /*
- * CpuShard - per-CPU state, 128 bytes, cache-line aligned, per possible CPU.
+ * CpuShard - per-CPU state, 128 bytes and 128-byte aligned, per possible CPU.
  * The shard is picked once per insert (fsm_plat_cpu() % nr_shards) and the
  * same shard is used until the insert returns, so a task that migrates in
  * between still leaves enters/exits balanced. Counters are updated with
@@ -119,14 +125,16 @@ constexpr u32 record_units(u32 nr) { return kRecordHeaderBytes / 8 + nr; }
  * exits - inserts - drops (all but FSM_DROP_INVALID, which is refused before
  * entering): the hit path pays for no statistics counter of its own.
  */
-struct alignas(kCacheLine) CpuShard {
+struct alignas(kShardAlign) CpuShard {
+	/* First line: everything a hit touches. */
 	Atomic<u64> enters;
 	Atomic<u64> exits;
+	u32 hit_shard;		/* which per-stack hit array this CPU bumps */
 	Atomic<u64> inserts;
 	Atomic<u64> lost_races;
 	Atomic<u64> drops[FSM_DROP_NR_REASONS];	/* [0] unused */
-	u32 hit_shard;		/* which per-stack hit array this CPU bumps */
 };
+static_assert(sizeof(CpuShard) == kShardAlign, "one shard = two cache lines");
 
 /* A reservation made by reserve(): arena offset and size, in units. */
 struct Reservation {
