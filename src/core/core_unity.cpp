@@ -11,3 +11,5 @@
 #include "fsm_api.cpp"
 #include "selfcheck.cpp"
 #include "call_through.cpp"
+#include "unwind_user.cpp"
+#include "unwind_cache.cpp"
