@@ -47,7 +47,7 @@ LINE = re.compile(r"^\s*(?P<task>.+?)-(?P<pid>\d+)\s+(?:\(\s*[-\d]+\)\s+)?"
                   r"(?P<event>[\w:]+):\s+(?P<rest>.*)$")
 SID = re.compile(r"stack_id=(\d+) gen=(\d+) src=(\d+) inst=(\d+) "
                  r"flags=0x([0-9a-f]+) reason=(\d+) cookie=0x([0-9a-f]+) "
-                 r"ips=(?:\{([^}]*)\}|\[([^\]]*)\]|(\S*))\s*$")
+                 r"ips=(.*)$")
 
 
 class Check:
@@ -159,7 +159,8 @@ def sid_fields(rest):
     m = SID.match(rest)
     if not m:
         raise Bad("cannot parse stack_id record %r" % rest)
-    arr = m.group(8) or m.group(9) or m.group(10) or ""
+    # the kernel prints {0x1,0x2}, trace-cmd report "1 2" (decimal)
+    arr = m.group(8).strip().strip("{}[]")
     ips = [x for x in re.split(r"[,\s]+", arr) if x]
     return dict(id=int(m.group(1)), gen=int(m.group(2)),
                 src=int(m.group(3)), inst=int(m.group(4)),

@@ -25,7 +25,8 @@ for D in "$T" "$T/instances/bad"; do
 	check_eq "$L stack_map_events: one dmesg line for it" "$(kmsg_since | count_ours)" 1
 	check_fail "$L stack_map_events: unknown system wildcard" wr "$E" "nosuch:*"
 	check_fail "$L stack_map_events: bad syntax a:b:c" wr "$E" "sched:sched_switch:x"
-	check_fail "$L stack_map_events: lone !" wr "$E" "!"
+	check_fail "$L stack_map_events: lone !" wr "$E" $'!\n'
+	check_fail "$L stack_map_events: unknown event without newline" wr "$E" "sched:nosuch"
 	check_fail "$L stack_map_events: own event refused" wr "$E" "stackmap:stack_id"
 	if [ -d "$D/events/syscalls" ]; then
 		check_fail "$L stack_map_events: syscall event refused (no tracepoint)" \
@@ -42,10 +43,17 @@ for D in "$T" "$T/instances/bad"; do
 	check_fail "$L stack_map_events: valid + invalid in one write fails" \
 		wr "$E" 'sched:sched_switch nosuch:x'
 	check_eq "$L stack_map_events: ... and changes nothing" "$(<"$E")" ""
-	check "$L stack_map_events: partial writes (dd bs=1)" \
+	check "$L stack_map_events: partial writes (dd bs=1), no error" \
 		eval "printf 'sched:sched_switch\nsched:sched_wakeup\n' | dd of=$E bs=1 status=none"
 	check_eq "$L stack_map_events: dd bs=1 result" "$(<"$E")" \
 		$'sched:sched_switch\nsched:sched_wakeup'
+	check "$L stack_map_events: partial last token, completed at close" \
+		eval "printf 'sched:sched_wakeup sched' | dd of=$E bs=4 status=none"
+	check "$L stack_map_events: ... result: sched:sched_wakeup and sched:*" \
+		test "$(lines "$E")" -gt 5
+	check "$L stack_map_events: unfinished token that stays invalid: error at close only" \
+		eval "printf 'sched:sched_sw' | dd of=$E bs=1 status=none"
+	check "$L stack_map_events: ... left the set as it was" test "$(lines "$E")" -gt 5
 	check "$L stack_map_events: append with >>" eval "echo sched:sched_process_fork >> $E"
 	check_eq "$L stack_map_events: appended" "$(lines "$E")" 3
 	check "$L stack_map_events: !sys:event removes" eval "echo '!sched:sched_wakeup' >> $E"
@@ -57,7 +65,7 @@ for D in "$T" "$T/instances/bad"; do
 	check "$L stack_map_events: 'sched:*' then '!sched:*'" \
 		eval "echo 'sched:* !sched:*' > $E"
 	check_eq "$L stack_map_events: ... leaves nothing" "$(<"$E")" ""
-	check "$L stack_map_events: no trailing newline, applied at close" \
+	check "$L stack_map_events: no trailing newline, exact event" \
 		wr "$E" "sched:sched_switch"
 	check_eq "$L stack_map_events: applied" "$(<"$E")" "sched:sched_switch"
 	check_eq "$L stack_map_events: tiny reads (dd bs=1)" \

@@ -112,7 +112,7 @@ check_eq "debugfs option enables the event in its instance" \
 	"$(<"$T/instances/dbg1/events/stackmap/stack_id/enable")" 1
 echo 1 >"$T/instances/dbg1/events/sched/sched_switch/enable"
 workload 5
-check "debugfs: stacks recorded" test -s "$D/instances/dbg1/stack_map"
+check "debugfs: stacks recorded" eval '[ -n "$(<"$D/instances/dbg1/stack_map")" ]'
 check "rmdir of a recording instance (debugfs mode)" rmdir "$T/instances/dbg1"
 for ((i = 0; i < 30; i++)); do [ -e "$D/instances/dbg1" ] && nap 0.1; done
 check "debugfs instance dir gone with it" test ! -e "$D/instances/dbg1"

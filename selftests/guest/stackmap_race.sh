@@ -35,10 +35,10 @@ loop_reset() {
 	echo $n >"$TMPD/resets"
 }
 loop_read() {
-	local x n=0 bad=0 # x: read target
+	local n=0 bad=0
 	while [ ! -e "$STOP" ]; do
 		while IFS= read -r _; do :; done <"$T/stack_map" 2>/dev/null
-		read -r -N 100000 x <"$T/stack_map_bin" 2>/dev/null
+		read -r -N 100000 _ <"$T/stack_map_bin" 2>/dev/null
 		while IFS= read -r _; do :; done <"$T/instances/r1/stack_map" 2>/dev/null
 		while IFS= read -r _; do :; done <"$T/stack_map_stat" || bad=$((bad + 1))
 		n=$((n + 1))

@@ -27,9 +27,21 @@
 #include <ftrace_stackmap/abi.h>
 
 #include "tracing.h"
+#include "ustack.h"
 
+/*
+ * The event class's .reg callback is ours from the start: TRACE_EVENT
+ * initialises it with the name trace_event_reg, which we redirect while the
+ * event is instantiated. Changing it at init instead would leave a window
+ * (the event is registered, and can be enabled, before module init runs)
+ * in which a registration bypassed us.
+ */
+static int fsm_event_reg(struct trace_event_call *call, enum trace_reg type,
+			 void *data);
+#define trace_event_reg fsm_event_reg
 #define CREATE_TRACE_POINTS
 #include <ftrace_stackmap/stackmap_events.h>
+#undef trace_event_reg
 
 /*
  * The probe is registered on tracepoints of any prototype as
@@ -66,6 +78,7 @@ static_assert(FSM_STACK_ID_NONE == FSM_ID_NONE, "abi.h and fsm_core.h disagree")
 
 /* What one stack_id record says (see abi.h). */
 struct fsm_rec {
+	u64 cookie;	/* user stack cookie (ustack.c), 0: none */
 	u32 stack_id;
 	u32 gen;
 	u32 flags;
@@ -90,7 +103,7 @@ static bool fsm_emit(struct fsm_inst *inst, struct trace_event_file *file,
 	entry = trace_event_buffer_reserve(&fbuffer, file, sizeof(*entry) + len);
 	if (!entry)
 		return false;
-	entry->cookie = 0;
+	entry->cookie = r->cookie;
 	entry->stack_id = r->stack_id;
 	entry->gen = r->gen;
 	entry->flags = r->flags;
@@ -193,6 +206,7 @@ static void notrace fsm_probe(void *data)
 	ret = fsm_map_insert(map, (const unsigned long long *)&ips[skip], n,
 			     epoch, &res);
 	rec.src_type = src->type;
+	rec.cookie = fsm_ustack_request(inst->id);	/* ustack.c */
 	if (!ret) {
 		rec.stack_id = res.id;
 		rec.gen = res.generation;
@@ -328,8 +342,9 @@ static int fsm_register(struct trace_event_file *file)
 	int ret;
 
 	mutex_lock(&fsm_mutex);
-	if (fsm_shutting_down) {
-		ret = -ENODEV;
+	if (!fsm_ready) {
+		/* module init not done yet, or exit under way */
+		ret = fsm_shutting_down ? -ENODEV : -EBUSY;
 		goto out;
 	}
 	inst = fsm_inst_find_or_create_locked(file);
@@ -360,11 +375,11 @@ out:
 
 /*
  * TRACE_REG_UNREGISTER. The kernel calls it also when the instance is being
- * removed and when this module's events are removed after our exit.
+ * removed and when this module's events are removed after our exit (then
+ * nothing is found: fsm_tracing_exit() detached everything already).
  * Context: task, event_mutex held.
  */
-static void fsm_unregister(struct trace_event_call *call,
-			   struct trace_event_file *file)
+static void fsm_unregister(struct trace_event_file *file)
 {
 	struct fsm_inst *inst, *found = NULL;
 	unsigned long idx;
@@ -381,12 +396,6 @@ static void fsm_unregister(struct trace_event_call *call,
 		WRITE_ONCE(found->file, NULL);
 	}
 	mutex_unlock(&fsm_mutex);
-	/*
-	 * Not ours: enabled through the default .reg before our init wrapped
-	 * it. Undo what trace_event_reg() did (harmless if nothing).
-	 */
-	if (!found)
-		trace_event_reg(call, TRACE_REG_UNREGISTER, file);
 }
 
 static int fsm_event_reg(struct trace_event_call *call, enum trace_reg type,
@@ -396,7 +405,7 @@ static int fsm_event_reg(struct trace_event_call *call, enum trace_reg type,
 	case TRACE_REG_REGISTER:
 		return fsm_register(data);
 	case TRACE_REG_UNREGISTER:
-		fsm_unregister(call, data);
+		fsm_unregister(data);
 		return 0;
 #ifdef CONFIG_PERF_EVENTS
 	case TRACE_REG_PERF_REGISTER:
@@ -465,19 +474,23 @@ int fsm_inst_set_recording(struct fsm_inst *inst, bool on)
 }
 
 /**
- * fsm_events_init - route the event's registration through fsm_event_reg().
+ * fsm_events_init - check that the event class is routed through us.
  * Context: task (module init).
- * Return: 0.
+ * Return: 0, or -EINVAL if the TRACE_EVENT expansion did not pick up
+ * fsm_event_reg() (a kernel whose macros changed).
  */
 int fsm_events_init(void)
 {
-	WRITE_ONCE(event_class_stack_id.reg, fsm_event_reg);
+	if (event_class_stack_id.reg != fsm_event_reg) {
+		pr_err("stackmap:stack_id is not routed through the module's .reg\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
 /**
  * fsm_events_exit - nothing to undo: the event goes away with the module;
- * fsm_event_reg() handles the UNREGISTER calls of that removal.
+ * fsm_event_reg() answers the UNREGISTER calls of that removal.
  * Context: task (module exit).
  */
 void fsm_events_exit(void)

@@ -43,6 +43,7 @@ DEFINE_MUTEX(fsm_mutex);
 /* Instances by id; id 0 is the top level. */
 DEFINE_XARRAY_ALLOC(fsm_insts);
 bool fsm_shutting_down;
+bool fsm_ready;
 
 char *fsm_default_events;
 module_param_named(events, fsm_default_events, charp, 0444);
@@ -496,6 +497,7 @@ static void fsm_tracing_teardown(void)
 
 	mutex_lock(&fsm_mutex);
 	WRITE_ONCE(fsm_shutting_down, true);
+	WRITE_ONCE(fsm_ready, false);
 	WRITE_ONCE(fsm_worker_on, false);
 	mutex_unlock(&fsm_mutex);
 
@@ -578,7 +580,10 @@ int fsm_tracing_init(void)
 		pr_err("cannot watch the tracefs instances directory (%d)\n", ret);
 		goto fail;
 	}
-	/* Instances that exist already (and any made meanwhile). */
+	/* Recording may start; instances that exist (and any made meanwhile). */
+	mutex_lock(&fsm_mutex);
+	WRITE_ONCE(fsm_ready, true);
+	mutex_unlock(&fsm_mutex);
 	WRITE_ONCE(fsm_worker_on, true);
 	fsm_sync_workfn(NULL);
 	if (fsm_polling)

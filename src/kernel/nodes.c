@@ -42,6 +42,7 @@
 
 #include "compat.h"
 #include "tracing.h"
+#include "ustack.h"
 
 /* debugfs mode: ftrace_stackmap/instances */
 static struct dentry *fsm_dbg_instances;
@@ -427,6 +428,7 @@ static int fsm_stat_show(struct seq_file *m, void *v)
 	seq_printf(m, "truncated: %llu\n", FSM_PCPU(inst, truncated));
 	seq_printf(m, "records_lost: %llu\n", FSM_PCPU(inst, lost));
 	seq_printf(m, "inline_lost: %llu\n", FSM_PCPU(inst, inline_lost));
+	fsm_ustack_stat_show(m, inst->id);	/* user stacks (ustack.c) */
 	return 0;
 }
 
@@ -512,15 +514,20 @@ static bool fsm_is_sep(char c)
 }
 
 /*
- * Complete tokens apply at once (all or nothing); a token not yet ended by
- * a separator waits for the next write() or for close, so that writes of
- * any size (dd bs=1) give the same result.
+ * A write applies all its tokens or none. A last token not ended by a
+ * separator is applied with the write when it names an event exactly or
+ * cannot become valid ("nosuch:x": the write fails); one that more text
+ * could still complete (fsm_sources_classify(): "sched:sched_sw", "sched"
+ * which could become "sched:...") waits for the next write or for close,
+ * so that writes of any size (dd bs=1) give the same result. An error found
+ * at close can only be reported in dmesg.
  */
 static ssize_t fsm_events_write(struct file *file, const char __user *ubuf,
 				size_t cnt, loff_t *ppos)
 {
 	struct fsm_ev_ctx *c = ((struct seq_file *)file->private_data)->private;
 	size_t total, cut, rest;
+	unsigned int mode;
 	bool blank = true;
 	char *text;
 	int ret = 0;
@@ -542,6 +549,7 @@ static ssize_t fsm_events_write(struct file *file, const char __user *ubuf,
 	}
 	text[total] = '\0';
 	if (strnlen(text, total) != total) {
+		pr_warn_ratelimited("stack_map_events: NUL byte in the text\n");
 		ret = -EINVAL;
 		goto out;
 	}
@@ -549,21 +557,33 @@ static ssize_t fsm_events_write(struct file *file, const char __user *ubuf,
 	for (cut = total; cut && !fsm_is_sep(text[cut - 1]); cut--)
 		;
 	rest = total - cut;
-	if (rest >= FSM_EV_PENDING) {
-		pr_warn_ratelimited("stack_map_events: token longer than %d bytes\n",
-				    FSM_EV_PENDING - 1);
-		ret = -EINVAL;
-		goto out;
-	}
 	for (i = 0; i < cut; i++)
 		blank &= fsm_is_sep(text[i]);
+	mode = c->replace ? FSM_SRC_REPLACE : 0;
+
+	if (rest) {
+		if (fsm_sources_classify(c->inst, text + cut) != FSM_TOK_PREFIX) {
+			ret = fsm_sources_update(c->inst, text, mode);
+			if (!ret) {
+				c->replace = false;
+				c->len = 0;
+			}
+			goto out;
+		}
+		if (rest >= FSM_EV_PENDING) {
+			pr_warn_ratelimited("stack_map_events: token longer than %d bytes\n",
+					    FSM_EV_PENDING - 1);
+			ret = -EINVAL;
+			goto out;
+		}
+		/* keep the unfinished token; apply what is complete */
+	}
 	if (!blank || (cut && c->replace)) {
 		/* "echo > stack_map_events": O_TRUNC + blank text clears */
 		char save = text[cut];
 
 		text[cut] = '\0';
-		ret = fsm_sources_update(c->inst, text,
-					 c->replace ? FSM_SRC_REPLACE : 0);
+		ret = fsm_sources_update(c->inst, text, mode);
 		text[cut] = save;
 		if (ret)
 			goto out;
@@ -589,7 +609,7 @@ static int fsm_events_release(struct inode *inode, struct file *file)
 		ret = fsm_sources_update(c->inst, c->pending,
 					 c->replace ? FSM_SRC_REPLACE : 0);
 		if (ret)
-			pr_warn_ratelimited("stack_map_events: '%s' at close: error %d\n",
+			pr_warn_ratelimited("stack_map_events: '%.64s' at close: error %d\n",
 					    c->pending, ret);
 	}
 	fsm_inst_put(c->inst);
@@ -671,6 +691,7 @@ static const struct {
 	[FSM_NODE_BIN] = { "stack_map_bin", 0440, &fsm_bin_fops },
 	[FSM_NODE_EVENTS] = { "stack_map_events", 0640, &fsm_events_fops },
 	[FSM_NODE_OPTION] = { "stackmap", 0640, &fsm_opt_fops, true },
+	[FSM_NODE_UOPTION] = { "stackmap_user", 0640, &fsm_ustack_opt_fops, true },
 };
 
 /**

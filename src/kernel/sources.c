@@ -41,6 +41,10 @@
 #include "compat.h"
 #include "tracing.h"
 
+/* One-line messages, @who names the interface (node or parameter). */
+#define fsm_warn(who, fmt, ...) \
+	pr_warn_ratelimited("%s: " fmt, who, ##__VA_ARGS__)
+
 /* Longest text accepted at once (stack_map_events write, events=). */
 #define FSM_SRC_TEXT_MAX	4096
 
@@ -80,11 +84,11 @@ static int fsm_tok_parse(char *s, struct fsm_tok *t)
 			t->any = s;	/* "*" alone: everything */
 		return 0;
 	}
+	if (strchr(colon + 1, ':'))
+		return -EINVAL;
 	*colon = '\0';
 	t->sys = s;
 	t->ev = colon + 1;
-	if (strchr(t->ev, ':'))
-		return -EINVAL;
 	if (!*t->sys || !strcmp(t->sys, "*"))
 		t->sys = NULL;
 	if (!*t->ev || !strcmp(t->ev, "*"))
@@ -143,8 +147,8 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 	file = trace_get_event_file(inst->name, sys, ev);
 	if (IS_ERR(file)) {
 		if (named)
-			pr_warn_ratelimited("%s: unknown event %s:%s (%s)\n",
-					    who, sys, ev, fsm_inst_label(inst));
+			fsm_warn(who, "unknown event %.64s:%.64s (%s)\n", sys, ev,
+				 fsm_inst_label(inst));
 		return named ? -EINVAL : 0;
 	}
 	call = file->event_call;
@@ -155,15 +159,15 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 	if (!(call->flags & TRACE_EVENT_FL_TRACEPOINT) ||
 	    (call->flags & TRACE_EVENT_FL_IGNORE_ENABLE)) {
 		if (named)
-			pr_warn_ratelimited("%s: %s:%s has no tracepoint (syscall, kprobe and dynamic events are not supported)\n",
-					    who, sys, ev);
+			fsm_warn(who, "%s:%s has no tracepoint (syscall, kprobe and dynamic events are not supported)\n",
+				 sys, ev);
 		ret = named ? -EINVAL : 0;
 		goto out;
 	}
 	if (call->module == THIS_MODULE) {
 		if (named)
-			pr_warn_ratelimited("%s: %s:%s is an event of this module\n",
-					    who, sys, ev);
+			fsm_warn(who, "%s:%s is an event of this module\n",
+				 sys, ev);
 		ret = named ? -EINVAL : 0;
 		goto out;
 	}
@@ -260,8 +264,8 @@ static int fsm_resolve_wild(struct fsm_inst *inst, struct fsm_tok *t,
 	if (ret)
 		return ret;
 	if (!found)
-		pr_warn_ratelimited("%s: '%s' matches no event with a tracepoint (%s)\n",
-				    who, t->text, fsm_inst_label(inst));
+		fsm_warn(who, "'%.64s' matches no event with a tracepoint (%s)\n",
+			 t->text, fsm_inst_label(inst));
 	return found ? found : -EINVAL;
 }
 
@@ -275,8 +279,8 @@ static int fsm_check_neg(struct fsm_inst *inst, struct fsm_tok *t,
 		return 0;	/* wildcard removal: whatever it matches */
 	file = trace_get_event_file(inst->name, t->sys, t->ev);
 	if (IS_ERR(file)) {
-		pr_warn_ratelimited("%s: unknown event %s:%s (%s)\n", who,
-				    t->sys, t->ev, fsm_inst_label(inst));
+		fsm_warn(who, "unknown event %.64s:%.64s (%s)\n", t->sys, t->ev,
+			 fsm_inst_label(inst));
 		return -EINVAL;
 	}
 	trace_put_event_file(file);
@@ -414,8 +418,7 @@ int fsm_sources_update(struct fsm_inst *inst, const char *text,
 	int ret = 0;
 
 	if (strlen(text) > FSM_SRC_TEXT_MAX) {
-		pr_warn_ratelimited("%s: text longer than %d bytes\n", who,
-				    FSM_SRC_TEXT_MAX);
+		fsm_warn(who, "text longer than %d bytes\n", FSM_SRC_TEXT_MAX);
 		return -EINVAL;
 	}
 	buf = kstrdup(text, GFP_KERNEL);
@@ -437,7 +440,7 @@ int fsm_sources_update(struct fsm_inst *inst, const char *text,
 		INIT_LIST_HEAD(&t->srcs);
 		nr++;
 		if (fsm_tok_parse(tok, t)) {
-			pr_warn_ratelimited("%s: bad syntax '%s'\n", who, tok);
+			fsm_warn(who, "bad syntax '%.64s'\n", tok);
 			ret = -EINVAL;
 			break;
 		}
@@ -483,6 +486,104 @@ out:
 		fsm_sources_free(&toks[i].srcs);
 	kfree(toks);
 	kfree(buf);
+	return ret;
+}
+
+struct fsm_prefix {
+	bool colon;		/* "sys:pfx": pfx is an event prefix */
+	const char *sys;	/* with colon: NULL = any system */
+	const char *pfx;	/* prefix of an event (or system) name */
+	bool found;
+};
+
+static bool fsm_prefix_ev(const char *name, void *arg)
+{
+	struct fsm_prefix *p = arg;
+
+	if (!strncmp(name, p->pfx, strlen(p->pfx)))
+		p->found = true;
+	return false;	/* collect nothing */
+}
+
+static bool fsm_prefix_sys(const char *name, void *arg)
+{
+	struct fsm_prefix *p = arg;
+
+	if (p->colon)
+		return !p->sys || !strcmp(name, p->sys);
+	if (!strncmp(name, p->pfx, strlen(p->pfx)))
+		p->found = true;
+	return true;
+}
+
+/**
+ * fsm_sources_classify - what is this unfinished token?
+ * @inst: instance
+ * @tok:  the last token of a write, not ended by a separator
+ *
+ * Return: FSM_TOK_EVENT if it names an existing event exactly ("sys:event",
+ * apply it now), FSM_TOK_PREFIX if more text could still make it valid ("!"
+ * alone, a prefix of a system name, "sys:" and a prefix of an event of that
+ * system, "sched" which could become "sched:..."), FSM_TOK_BAD otherwise.
+ * Context: task, may sleep.
+ */
+int fsm_sources_classify(struct fsm_inst *inst, const char *tok)
+{
+	struct fsm_prefix p = {};
+	struct dentry *events, *sysdir, *evdir;
+	int ret = FSM_TOK_BAD;
+	struct fsm_name *n;
+	LIST_HEAD(systems);
+	LIST_HEAD(none);
+	char *copy, *colon;
+
+	if (*tok == '!')
+		tok++;
+	if (!*tok)
+		return FSM_TOK_PREFIX;
+	copy = kstrdup(tok, GFP_KERNEL);
+	events = fsm_compat_lookup(inst->dir, "events");
+	if (!copy || !events)
+		goto out;
+	colon = strchr(copy, ':');
+	if (colon) {
+		*colon = '\0';
+		p.colon = true;
+		p.sys = *copy && strcmp(copy, "*") ? copy : NULL;
+		p.pfx = colon + 1;
+		if (strchr(p.pfx, ':'))
+			goto out;
+		if (p.sys && *p.pfx && strcmp(p.pfx, "*")) {
+			sysdir = fsm_compat_lookup(events, p.sys);
+			evdir = sysdir ? fsm_compat_lookup(sysdir, p.pfx) : NULL;
+			dput(sysdir);
+			if (evdir) {
+				dput(evdir);
+				ret = FSM_TOK_EVENT;
+				goto out;
+			}
+		}
+	} else {
+		p.pfx = copy;
+	}
+	/* systems (and, without a colon, system names as prefixes) */
+	fsm_compat_list_subdirs(events, fsm_prefix_sys, &p, &systems);
+	list_for_each_entry(n, &systems, list) {
+		if (p.found)
+			break;
+		sysdir = fsm_compat_lookup(events, n->name);
+		if (!sysdir)
+			continue;
+		/* the filter records a match and collects nothing */
+		fsm_compat_list_subdirs(sysdir, fsm_prefix_ev, &p, &none);
+		dput(sysdir);
+	}
+	fsm_free_names(&systems);
+	if (p.found)
+		ret = FSM_TOK_PREFIX;
+out:
+	dput(events);
+	kfree(copy);
 	return ret;
 }
 

@@ -81,6 +81,7 @@ enum fsm_node {
 	FSM_NODE_BIN,		/* stack_map_bin */
 	FSM_NODE_EVENTS,	/* stack_map_events */
 	FSM_NODE_OPTION,	/* options/stackmap */
+	FSM_NODE_UOPTION,	/* options/stackmap_user (ustack.c) */
 	FSM_NR_NODES
 };
 
@@ -172,6 +173,7 @@ struct fsm_inst {
 extern struct mutex fsm_mutex;
 extern struct xarray fsm_insts;
 extern bool fsm_shutting_down;
+extern bool fsm_ready;
 extern char *fsm_default_events;
 
 bool fsm_inst_alive(const struct fsm_inst *inst);
@@ -202,6 +204,10 @@ int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
 int fsm_sources_update(struct fsm_inst *inst, const char *text,
 		       unsigned int mode);
 int fsm_sources_show(struct seq_file *m, struct fsm_inst *inst);
+#define FSM_TOK_BAD	0	/* fsm_sources_classify() */
+#define FSM_TOK_PREFIX	1
+#define FSM_TOK_EVENT	2
+int fsm_sources_classify(struct fsm_inst *inst, const char *tok);
 void fsm_sources_free(struct list_head *list);
 int fsm_sources_init(void);
 void fsm_sources_exit(void);

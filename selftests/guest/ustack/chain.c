@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * chain.c - a known user call chain for the user-stack tests.
+ *
+ *   main -> ustack_f1 -> ... -> ustack_f6 -> ustack_sys   (raw getppid)
+ *                                         -> ustack_touch  (page fault)
+ *
+ * Built with -O1 -fno-omit-frame-pointer -fno-inline
+ * -fno-optimize-sibling-calls, 64-bit and -m32. The syscall is issued
+ * with inline asm: Debian's glibc has no frame pointers.
+ *
+ * Usage: chain N [fork|thread|exec|signal]
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NI __attribute__((noinline, noclone))
+
+static char *pages;
+static long npages, next_page;
+
+NI long ustack_sys(void)
+{
+	long ret;
+
+#ifdef __x86_64__
+	asm volatile("syscall" : "=a"(ret) : "a"(110L) : "rcx", "r11", "memory");
+#else
+	asm volatile("int $0x80" : "=a"(ret) : "a"(64L) : "memory");
+#endif
+	return ret;
+}
+
+NI void ustack_touch(void)
+{
+	if (next_page < npages)
+		pages[next_page++ * 4096] = 1;
+	asm volatile("" ::: "memory");
+}
+
+NI long ustack_f6(long x) { long r = ustack_sys(); ustack_touch(); return r + x + 6; }
+NI long ustack_f5(long x) { return ustack_f6(x + 1) + 5; }
+NI long ustack_f4(long x) { return ustack_f5(x + 1) + 4; }
+NI long ustack_f3(long x) { return ustack_f4(x + 1) + 3; }
+NI long ustack_f2(long x) { return ustack_f3(x + 1) + 2; }
+NI long ustack_f1(long x) { return ustack_f2(x + 1) + 1; }
+
+static volatile long sink;
+
+static void *thread_fn(void *arg)
+{
+	long i, n = (long)arg;
+
+	for (i = 0; i < n; i++)
+		sink += ustack_f1(i);
+	return NULL;
+}
+
+static void on_signal(int sig)
+{
+	sink += sig;
+}
+
+int main(int argc, char **argv)
+{
+	long i, n = argc > 1 ? atol(argv[1]) : 10;
+	const char *mode = argc > 2 ? argv[2] : "";
+	pthread_t th;
+
+	npages = n + 16;
+	pages = mmap(NULL, npages * 4096, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pages == MAP_FAILED)
+		return 1;
+	if (!strcmp(mode, "fork")) {
+		if (fork() == 0) {
+			for (i = 0; i < n; i++)
+				sink += ustack_f1(i);
+			_exit(0);
+		}
+	} else if (!strcmp(mode, "thread")) {
+		if (pthread_create(&th, NULL, thread_fn, (void *)n))
+			return 1;
+	} else if (!strcmp(mode, "signal")) {
+		signal(SIGALRM, on_signal);
+		ualarm(1000, 1000);
+	}
+	for (i = 0; i < n; i++)
+		sink += ustack_f1(i);
+	if (!strcmp(mode, "fork"))
+		wait(NULL);
+	else if (!strcmp(mode, "thread"))
+		pthread_join(th, NULL);
+	else if (!strcmp(mode, "exec") && argc > 3)
+		execv(argv[3], argv + 3);
+	return 0;
+}

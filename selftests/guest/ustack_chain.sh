@@ -1,0 +1,147 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ustack_chain.sh MODULE.ko - deferred user stacks end to end: a test
+# program with a known call chain (selftests/guest/ustack/chain.c, built
+# here 64-bit and, with gcc-multilib, -m32) issues raw syscalls and page
+# faults; the user_stack records, resolved through the file_map records
+# (path + offset, addr2line), name exactly that chain, innermost first.
+# Also: one walk per kernel entry (stat), fork/threads/signals/exec,
+# rmmod right after the load with works pending.
+# shellcheck disable=SC2016 # eval '...' expands later, on purpose
+export KO=${1:-}
+# shellcheck source=selftests/guest/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+CFLAGS=(-O1 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread)
+SRC=$HERE/ustack/chain.c
+U=$T/instances/ust
+
+build() {
+	check "gcc 64-bit chain" gcc "${CFLAGS[@]}" -o "$TMPD/chain64" "$SRC"
+	if gcc -m32 "${CFLAGS[@]}" -o "$TMPD/chain32" "$SRC" 2>"$TMPD/m32.err"; then
+		ok "gcc -m32 chain"
+	else
+		diag "no -m32 toolchain (gcc-multilib): 32-bit checks skipped"
+		rm -f "$TMPD/chain32"
+	fi
+}
+
+# setup: instance with raw syscalls + user page faults as sources
+setup() {
+	mkdir "$U"
+	wait_for "$U/options/stackmap_user"
+	echo 'raw_syscalls:sys_enter exceptions:page_fault_user' >"$U/stack_map_events"
+	echo 8192 >"$U/buffer_size_kb"
+	echo 1 >"$U/events/raw_syscalls/sys_enter/enable"
+	echo 1 >"$U/events/exceptions/page_fault_user/enable"
+	check "echo 1 > options/stackmap" eval "echo 1 > $U/options/stackmap"
+	check "echo 1 > options/stackmap_user" eval "echo 1 > $U/options/stackmap_user"
+	check_eq "options/stackmap_user reads 1" "$(<"$U/options/stackmap_user")" 1
+	check_eq "user_stack enabled with it" "$(<"$U/events/stackmap/user_stack/enable")" 1
+	check_eq "file_map enabled with it" "$(<"$U/events/stackmap/file_map/enable")" 1
+}
+
+# resolve TRACE PROG LABEL: every user_stack whose frame 0 is in PROG
+# names ustack_sys|ustack_touch, ustack_f6 .. ustack_f1, main
+resolve() {
+	local trace=$1 prog=$2 L=$3 l id path fr i n=0 bad=0 f off want got
+	local -A paths
+	local -a a offs
+	while IFS= read -r l; do
+		case $l in
+		*" file_map: "*)
+			id=${l#* file_id=}; id=${id%% *}
+			path=${l#* path=}; path=${path%% build_id=*}
+			paths[$id]=$path
+			;;
+		*" user_stack: "*)
+			fr=${l#* frames=\{}; fr=${fr%\}*}
+			IFS=, read -r -a a <<<"$fr"
+			[ ${#a[@]} -ge 16 ] || continue
+			[ "${paths[${a[0]}]}" = "$prog" ] || continue
+			offs=()
+			for ((i = 0; i < 8; i++)); do
+				f=${a[$((2 * i))]}
+				[ "${paths[$f]}" = "$prog" ] || { offs=(); break; }
+				off=$((a[2 * i + 1] & 0xffffffffffffff))
+				((i > 0)) && off=$((off - 1))
+				offs+=("$(printf '0x%x' "$off")")
+			done
+			n=$((n + 1))
+			if [ ${#offs[@]} -ne 8 ]; then
+				bad=$((bad + 1))
+				[ $bad -le 3 ] && diag "$L: frames outside $prog: $l"
+				continue
+			fi
+			echo "${offs[*]}" >>"$TMPD/$L.offs"
+			;;
+		esac
+	done <"$trace"
+	check "$L: user stacks of the program found ($n)" [ "$n" -gt 0 ]
+	check_eq "$L: all 8 innermost frames in the program" "$bad" 0
+	[ -s "$TMPD/$L.offs" ] || return
+	# one addr2line per distinct stack
+	sort -u "$TMPD/$L.offs" >"$TMPD/$L.uoffs"
+	want='ustack_f6 ustack_f5 ustack_f4 ustack_f3 ustack_f2 ustack_f1 main'
+	while IFS= read -r l; do
+		# shellcheck disable=SC2086 # one offset per word
+		got=$(addr2line -f -e "$prog" $l | sed -n 'p;n' | tr '\n' ' ')
+		got=${got% }
+		case $got in
+		"ustack_sys $want" | "ustack_touch $want") ok "$L: chain $got" ;;
+		*) nok "$L: chain: got '$got', want 'ustack_sys|ustack_touch $want'" ;;
+		esac
+	done <"$TMPD/$L.uoffs"
+}
+
+tracing_clean
+build
+check "load" load
+setup
+run_prog() {
+	local bin=$1 L=$2
+	shift 2
+	echo >"$U/trace"
+	check "$L: run $*" "$bin" "$@"
+	cp "$U/trace" "$TMPD/$L.trace"
+	cp "$U/stack_map_stat" "$TMPD/$L.stat"
+	resolve "$TMPD/$L.trace" "$bin" "$L"
+}
+run_prog "$TMPD/chain64" c64 20
+s=$TMPD/c64.stat
+while IFS= read -r l; do case $l in user*) diag "$l" ;; esac; done <"$s"
+q=$(stat_get "$s" user_walks_queued)
+r=$(stat_get "$s" user_requests)
+check "requests ($r) > walks queued ($q): reuse within an entry" [ "$r" -gt "$q" ]
+check "cookies in stack_id records" eval 'grep -q "stack_id: .*cookie=0x[1-9a-f]" $TMPD/c64.trace'
+if [ -x "$TMPD/chain32" ]; then
+	run_prog "$TMPD/chain32" c32 20
+fi
+run_prog "$TMPD/chain64" fork 10 fork
+run_prog "$TMPD/chain64" thread 10 thread
+run_prog "$TMPD/chain64" signal 50 signal
+run_prog "$TMPD/chain64" exec 5 exec "$TMPD/chain64" 5
+
+# every user_stack cookie was announced by a stack_id record before it
+check "user_stack cookies match stack_id cookies" eval '
+	declare -A ck; bad=0
+	while IFS= read -r l; do
+		c=${l#*cookie=}; c=${c%% *}
+		case $l in
+		*" stack_id: "*) ck[$c]=1 ;;
+		*" user_stack: "*) [ -n "${ck[$c]}" ] || bad=$((bad + 1)) ;;
+		esac
+	done <$TMPD/c64.trace
+	[ $bad = 0 ]'
+
+# rmmod with walks pending: processes running while the option is on
+echo >"$U/trace"
+for i in 1 2 3 4; do "$TMPD/chain64" 200 thread & done
+nap 0.2
+rmdir "$U" 2>/dev/null
+check "rmmod under load" unload
+wait
+check "load again" load
+check "rmmod again" unload
+finish
