@@ -18,6 +18,7 @@
 #include <linux/string.h>
 
 #include "fsm.h"
+#include "ustack.h"
 
 unsigned int fsm_bits = FSM_BITS_DEFAULT;
 static u64 fsm_key[2];
@@ -129,12 +130,20 @@ static int __init fsm_init(void)
 	}
 	fsm_trace_through_cxx();
 
-	return fsm_tracing_init();
+	/* user stacks first: stack_id probes may request them at once */
+	ret = fsm_ustack_init();
+	if (ret)
+		return ret;
+	ret = fsm_tracing_init();
+	if (ret)
+		fsm_ustack_exit();
+	return ret;
 }
 
 static void __exit fsm_exit(void)
 {
 	fsm_tracing_exit();
+	fsm_ustack_exit();	/* no probe left: wait for queued user walks */
 }
 
 module_init(fsm_init);

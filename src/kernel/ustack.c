@@ -1,0 +1,938 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ustack.c - deferred user stacks: one walk per kernel entry, delivered to
+ * every instance that asked (Documentation/ustack.rst).
+ *
+ * Request (any context, NMI included; fsm_ustack_request(), called by the
+ * stack_id probe of an instance with options/stackmap_user set):
+ *   refuse kernel threads, io workers, exiting tasks, tasks without mm or
+ *   not coming from user space; find or claim the task's slot in a table
+ *   preallocated at load time (6.1 has no task_struct field for us), keyed
+ *   by the task pointer and its start time; ask the per-entry cache
+ *   (fsm_uwc_request). The first request of an entry queues the slot's
+ *   task work with task_work_add(TWA_RESUME): directly from task/irq
+ *   context, through a per-CPU hard irq_work from NMI (task_work_add is not
+ *   NMI-safe, and the irq_work's interrupt makes the return to user space
+ *   run the work now) and on KASAN kernels always (the add may allocate).
+ *
+ * Task work (task context, just before the return to user space):
+ *   fsm_uwc_complete() walks once: frame pointers with
+ *   copy_from_user_nofault() reads (no lock held), then mmap_read_lock()
+ *   to turn each address into (file, offset, flags), then, with the lock
+ *   dropped, file ids (fileid.c). The result stays in the slot for late
+ *   requesters. Every instance of the delivery mask gets the file_map
+ *   records it needs and one user_stack record. An exiting task (after
+ *   exit_mm), an exec in between, no mm: an empty stack with a reason.
+ *
+ * Late requests (CACHED: the walk of this entry is done but this instance
+ * was not in it, e.g. an event on the way out) add their instance to the
+ * slot's late mask and queue a second, emit-only task work, at most once
+ * per instance and entry: no requeue livelock.
+ *
+ * Unload: task_work_cancel is not exported, so queued works are counted
+ * (fsm_ust_outstanding) and module exit waits for them to run.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/fs.h>
+#include <linux/irq_work.h>
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/task_work.h>
+#include <linux/trace_events.h>
+#include <linux/tracepoint.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+#include <asm/segment.h>
+
+#include <ftrace_stackmap/ustack_abi.h>
+
+#include "tracing.h"
+#include "fsm_unwind.h"
+#include "ustack.h"
+
+static int fsm_ust_reg(struct trace_event_call *call, enum trace_reg type,
+		       void *data);
+#define trace_event_reg fsm_ust_reg
+#define CREATE_TRACE_POINTS
+#include <ftrace_stackmap/ustack_events.h>
+#undef trace_event_reg
+
+static_assert(FSM_USTACK_MAX_FRAMES == FSM_MAX_USER_DEPTH, "ustack_abi.h and fsm_unwind.h disagree");
+static_assert(FSM_UST_MAX_INST == FSM_UWC_MAX_INSTANCES, "ustack.h and fsm_unwind.h disagree");
+
+#define FSM_UST_SLOTS		512	/* tasks tracked at once; power of two */
+#define FSM_UST_PROBE		16	/* slots looked at per lookup */
+#define FSM_UST_NMI_QUEUE	4	/* per-CPU deferred task_work_add()s */
+
+/**
+ * struct fsm_ust_slot - per-task state.
+ * @task:      key: the task, 0 = free. Claimed with cmpxchg by a request
+ *             of that task, freed with smp_store_release() by the
+ *             sched_process_free probe (pairs with the acquire loads of
+ *             the lookup), when nothing can run for the task any more
+ * @start:     the task's start_time, second half of the key (a stale slot
+ *             of a reused task_struct is reset); written after the claim
+ * @exec_id:   self_exec_id when the walk was queued (exec detection)
+ * @walk_work: the walk task work, queued at most once per entry (cache)
+ * @emit_work: the emit-only task work of late requests
+ * @emit_queued: @emit_work is queued (xchg by requesters, cleared by it)
+ * @late_mask: instances to serve from @emit_work (atomic OR / xchg)
+ * @xl_cookie: the entry @frames belong to
+ * @nr, @flags, @reason, @stop: the translated stack of that entry
+ * @frames:    (file id, offset | flags) pairs; written by the walk only,
+ *             published by the cache's DONE store-release
+ * @uwc:       the per-entry cache state
+ */
+struct fsm_ust_slot {
+	unsigned long task;
+	u64 start;
+	u32 exec_id;
+	struct callback_head walk_work;
+	struct callback_head emit_work;
+	atomic_t emit_queued;
+	atomic64_t late_mask;
+	u64 xl_cookie;
+	u32 nr;
+	u16 flags;
+	u8 reason;
+	u8 stop;
+	u64 frames[2 * FSM_MAX_USER_DEPTH];
+	struct fsm_uwc_task uwc;
+};
+
+enum fsm_ust_stat {
+	FSM_UST_REQUESTS,	/* requests that got a cookie */
+	FSM_UST_QUEUED,		/* ... first of an entry: walk queued */
+	FSM_UST_REUSES,		/* ... served by an entry's single walk */
+	FSM_UST_LATE,		/* ... walk done, served by the emit work */
+	FSM_UST_REFUSED,	/* kthread, io worker, exiting, no mm, kernel mode */
+	FSM_UST_NO_SLOT,	/* task table full */
+	FSM_UST_BUSY,		/* cache retries exhausted / deferral queue full */
+	FSM_UST_DELIVERED,	/* user_stack records written */
+	FSM_UST_LOST,		/* user_stack records the buffer refused */
+	FSM_UST_EMPTY,		/* user_stack records with no frame */
+	FSM_UST_NR_STATS
+};
+
+static const char * const fsm_ust_stat_names[] = {
+	[FSM_UST_REQUESTS] = "user_requests",
+	[FSM_UST_QUEUED] = "user_walks_queued",
+	[FSM_UST_REUSES] = "user_cache_reuses",
+	[FSM_UST_LATE] = "user_late_emits",
+	[FSM_UST_REFUSED] = "user_refused",
+	[FSM_UST_NO_SLOT] = "user_no_slot",
+	[FSM_UST_BUSY] = "user_busy_drops",
+	[FSM_UST_DELIVERED] = "user_stacks",
+	[FSM_UST_LOST] = "user_stacks_lost",
+	[FSM_UST_EMPTY] = "user_stacks_empty",
+};
+static_assert(ARRAY_SIZE(fsm_ust_stat_names) == FSM_UST_NR_STATS);
+
+static const char * const fsm_urs_names[] = {
+	[FSM_URS_WALKED] = "walked",
+	[FSM_URS_EXITING] = "exiting",
+	[FSM_URS_EXEC] = "exec",
+	[FSM_URS_NO_MM] = "no_mm",
+	[FSM_URS_FIRST_FAULT] = "first_fault",
+	[FSM_URS_NOMEM] = "nomem",
+	[FSM_URS_SEGMENTS] = "segments",
+};
+static_assert(ARRAY_SIZE(fsm_urs_names) == FSM_URS_NR);
+
+/**
+ * struct fsm_ust_inst - user-stack state of one instance (by instance id).
+ * @us_file: stackmap:user_stack's event file while enabled there, else
+ *           NULL; set/cleared by fsm_ust_reg() (event_mutex), read with
+ *           READ_ONCE() under preempt_disable(): the kernel waits for
+ *           such sections (tracepoint_synchronize_unregister()) before
+ *           freeing an instance's event files
+ * @fm_file: same for stackmap:file_map
+ * @epoch:   bumped when user_stack is enabled (a new recording): file_map
+ *           records go out again
+ * @stat:    counters (atomic64: requests come from NMI too)
+ * @empty:   empty user_stack records by reason
+ */
+struct fsm_ust_inst {
+	struct trace_event_file *us_file;
+	struct trace_event_file *fm_file;
+	u32 epoch;
+	atomic64_t stat[FSM_UST_NR_STATS];
+	atomic64_t empty[FSM_URS_NR];
+};
+
+struct fsm_ust_nmiq {
+	struct irq_work work;
+	struct {
+		struct task_struct *task;
+		struct callback_head *head;
+	} e[FSM_UST_NMI_QUEUE];
+};
+
+static struct fsm_ust_slot *fsm_ust_slots;
+static struct fsm_ust_inst fsm_ust_insts[FSM_UST_MAX_INST];
+/* options/stackmap_user bits; plain flags read by the probe */
+static u64 fsm_ust_on;
+static DEFINE_PER_CPU(u64, fsm_ust_seq);
+static DEFINE_PER_CPU(struct fsm_ust_nmiq, fsm_ust_nmiq);
+static atomic_t fsm_ust_outstanding = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(fsm_ust_wq);
+static atomic64_t fsm_ust_walks = ATOMIC64_INIT(0);
+static struct tracepoint *fsm_ust_tp_free;
+static bool fsm_ust_ready;
+
+static void fsm_ust_walk_work(struct callback_head *head);
+static void fsm_ust_emit_work(struct callback_head *head);
+
+static __always_inline void fsm_ust_count(u32 inst, enum fsm_ust_stat s)
+{
+	atomic64_inc(&fsm_ust_insts[inst].stat[s]);
+}
+
+/* ---- the task table ---- */
+
+static __always_inline u32 fsm_ust_home(const struct task_struct *t)
+{
+	return hash_ptr(t, 32) & (FSM_UST_SLOTS - 1);
+}
+
+/*
+ * Find the slot of @t, claiming one if it has none. Context: any, NMI
+ * included, called only for current (so the only concurrent claimers for
+ * the same task are contexts nested on it): scan the whole window for a
+ * match first, then claim the first free slot; a lost cmpxchg re-checks
+ * that slot (a nested context may have claimed it for @t). Bounded.
+ */
+static struct fsm_ust_slot *fsm_ust_slot_get(struct task_struct *t)
+{
+	unsigned long key = (unsigned long)t;
+	u32 home = fsm_ust_home(t), i, s;
+	struct fsm_ust_slot *slot;
+	int attempt;
+
+	for (attempt = 0; attempt < 4; attempt++) {
+		int free = -1;
+
+		for (i = 0; i < FSM_UST_PROBE; i++) {
+			unsigned long k;
+
+			s = (home + i) & (FSM_UST_SLOTS - 1);
+			slot = &fsm_ust_slots[s];
+			/* pairs with the release of the free probe */
+			k = smp_load_acquire(&slot->task);
+			if (k == key) {
+				u64 st = READ_ONCE(slot->start);
+
+				if (st && st != t->start_time) {
+					/* stale: a missed free; idle state */
+					fsm_uwc_init(&slot->uwc);
+					WRITE_ONCE(slot->start, t->start_time);
+				}
+				return slot;
+			}
+			if (!k && free < 0)
+				free = s;
+		}
+		if (free < 0)
+			return NULL;
+		slot = &fsm_ust_slots[free];
+		/* full barrier on success: the claim precedes our uses */
+		if (cmpxchg(&slot->task, 0UL, key) == 0UL) {
+			WRITE_ONCE(slot->start, t->start_time);
+			return slot;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * sched_process_free: the task is gone, nothing runs for it any more (its
+ * task works ran in do_exit). Context: RCU callback (softirq).
+ */
+static void fsm_ust_task_free(void *data, struct task_struct *t)
+{
+	u32 home = fsm_ust_home(t), i;
+
+	for (i = 0; i < FSM_UST_PROBE; i++) {
+		struct fsm_ust_slot *slot =
+			&fsm_ust_slots[(home + i) & (FSM_UST_SLOTS - 1)];
+
+		if (READ_ONCE(slot->task) != (unsigned long)t)
+			continue;
+		fsm_uwc_init(&slot->uwc);
+		slot->start = 0;
+		slot->nr = 0;
+		atomic64_set(&slot->late_mask, 0);
+		atomic_set(&slot->emit_queued, 0);
+		/* pairs with smp_load_acquire() in fsm_ust_slot_get() */
+		smp_store_release(&slot->task, 0UL);
+	}
+}
+
+/* ---- queueing the task works ---- */
+
+static void fsm_ust_put_outstanding(void)
+{
+	/* pairs with wait_event() in fsm_ustack_exit() */
+	if (atomic_dec_and_test(&fsm_ust_outstanding))
+		wake_up(&fsm_ust_wq);
+}
+
+/* Context: task or irq (not NMI). */
+static void fsm_ust_add(struct task_struct *t, struct callback_head *head)
+{
+	if (task_work_add(t, head, TWA_RESUME))
+		fsm_ust_put_outstanding();	/* exiting: nothing will run */
+}
+
+/* The per-CPU deferral of NMI (and KASAN) requests. Context: hard irq. */
+static void fsm_ust_nmiq_fn(struct irq_work *w)
+{
+	struct fsm_ust_nmiq *q = container_of(w, struct fsm_ust_nmiq, work);
+	unsigned int i;
+
+	for (i = 0; i < FSM_UST_NMI_QUEUE; i++) {
+		/* read head before freeing the entry (see fsm_ust_queue) */
+		struct callback_head *head = READ_ONCE(q->e[i].head);
+		struct task_struct *t = xchg(&q->e[i].task, NULL);
+
+		if (!t)
+			continue;
+		fsm_ust_add(t, head);
+		put_task_struct(t);
+	}
+}
+
+/*
+ * Queue @head for current. Context: any. From NMI, and always on KASAN
+ * kernels, through this CPU's irq_work: an entry is claimed with cmpxchg
+ * (the irq_work, on this CPU, cannot run in between), then the head is
+ * written; the irq_work reads the head before it releases the entry with
+ * xchg, so a nested NMI cannot overwrite a head still to be read.
+ * Return: false if the queue was full (counted by the caller).
+ */
+static bool fsm_ust_queue(struct callback_head *head)
+{
+	struct fsm_ust_nmiq *q;
+	unsigned int i;
+
+	/* pairs with the decrement when the work ran or was refused */
+	atomic_inc(&fsm_ust_outstanding);
+	if (!in_nmi() && !IS_ENABLED(CONFIG_KASAN)) {
+		fsm_ust_add(current, head);
+		return true;
+	}
+	q = this_cpu_ptr(&fsm_ust_nmiq);
+	for (i = 0; i < FSM_UST_NMI_QUEUE; i++) {
+		if (cmpxchg(&q->e[i].task, NULL, current) == NULL) {
+			get_task_struct(current);
+			WRITE_ONCE(q->e[i].head, head);
+			irq_work_queue(&q->work);
+			return true;
+		}
+	}
+	fsm_ust_put_outstanding();
+	return false;
+}
+
+/* ---- request ---- */
+
+static void fsm_ust_regs(struct pt_regs *regs, struct fsm_uw_regs *u)
+{
+	memset(u, 0, sizeof(*u));
+	u->ip = regs->ip;
+	u->sp = regs->sp;
+	u->fp = regs->bp;
+	u->mode = user_64bit_mode(regs) ? FSM_UW_MODE_X86_64 : FSM_UW_MODE_IA32;
+}
+
+/*
+ * What stays constant within one kernel entry and differs between many:
+ * the saved user registers and the syscall number (-1 for interrupts and
+ * exceptions). Not the context switch counts: the walk may sleep, and a
+ * changed signature on the way out would queue another walk.
+ */
+static u64 fsm_ust_sig(struct pt_regs *regs)
+{
+	struct fsm_uw_regs u;
+
+	fsm_ust_regs(regs, &u);
+	return fsm_uwc_entry_sig(&u, regs->orig_ax);
+}
+
+/**
+ * fsm_ustack_request - the cookie of current's user stack for an instance.
+ * @inst_id: requesting instance
+ *
+ * Context: any, NMI included. No lock, no allocation, bounded.
+ * Return: the cookie of the current kernel entry, or 0 (no user stack:
+ * the option is off, the task is not eligible, or a counted drop).
+ */
+u64 fsm_ustack_request(u32 inst_id)
+{
+	struct task_struct *t = current;
+	struct fsm_ust_slot *slot;
+	struct pt_regs *regs;
+	u64 cookie = 0;
+	int ret;
+
+	if (inst_id >= FSM_UST_MAX_INST ||
+	    !(READ_ONCE(fsm_ust_on) & BIT_ULL(inst_id)) ||
+	    !READ_ONCE(fsm_ust_ready))
+		return 0;
+	if ((t->flags & (PF_KTHREAD | PF_IO_WORKER | PF_EXITING)) || !t->mm) {
+		fsm_ust_count(inst_id, FSM_UST_REFUSED);
+		return 0;
+	}
+	regs = task_pt_regs(t);
+	if (!user_mode(regs)) {
+		fsm_ust_count(inst_id, FSM_UST_REFUSED);
+		return 0;
+	}
+	slot = fsm_ust_slot_get(t);
+	if (!slot) {
+		fsm_ust_count(inst_id, FSM_UST_NO_SLOT);
+		return 0;
+	}
+	ret = fsm_uwc_request(&slot->uwc, fsm_ust_sig(regs), inst_id,
+			      this_cpu_ptr(&fsm_ust_seq), raw_smp_processor_id(),
+			      &cookie);
+	switch (ret) {
+	case FSM_UWC_QUEUE:
+		/* only the claimer writes it; read by our own task work */
+		slot->exec_id = t->self_exec_id;
+		if (!fsm_ust_queue(&slot->walk_work)) {
+			/* the entry stays pending; the next queue resolves it */
+			fsm_ust_count(inst_id, FSM_UST_BUSY);
+		}
+		fsm_ust_count(inst_id, FSM_UST_QUEUED);
+		break;
+	case FSM_UWC_PENDING:
+	case FSM_UWC_DELIVERED:
+		fsm_ust_count(inst_id, FSM_UST_REUSES);
+		break;
+	case FSM_UWC_CACHED:
+		atomic64_or(BIT_ULL(inst_id), &slot->late_mask);
+		/* one emit work at a time; it re-reads the mask */
+		if (!atomic_xchg(&slot->emit_queued, 1) &&
+		    !fsm_ust_queue(&slot->emit_work)) {
+			atomic_set(&slot->emit_queued, 0);
+			fsm_ust_count(inst_id, FSM_UST_BUSY);
+			return 0;
+		}
+		fsm_ust_count(inst_id, FSM_UST_LATE);
+		break;
+	default:
+		fsm_ust_count(inst_id, FSM_UST_BUSY);
+		return 0;
+	}
+	fsm_ust_count(inst_id, FSM_UST_REQUESTS);
+	return cookie;
+}
+
+/* ---- the walk ---- */
+
+static bool fsm_ust_read(void *ctx, unsigned long long addr, unsigned int size,
+			 unsigned long long *val)
+{
+	u32 v32;
+
+	if (size == 8)
+		return !copy_from_user_nofault(val, (const void __user *)
+					       (unsigned long)addr, 8);
+	if (copy_from_user_nofault(&v32, (const void __user *)(unsigned long)addr,
+				   4))
+		return false;
+	*val = v32;
+	return true;
+}
+
+struct fsm_ust_walk_ctx {
+	struct fsm_ust_slot *slot;
+	struct pt_regs *regs;
+};
+
+/*
+ * Turn slot->uwc.entries[0..nr) into (file id, offset | flags) pairs in
+ * slot->frames. Context: task, may sleep; the mm is current's and alive.
+ */
+static void fsm_ust_translate(struct fsm_ust_slot *slot,
+			      const unsigned long long *ips, unsigned int nr)
+{
+	struct mm_struct *mm = current->mm;
+	u64 *fr = slot->frames;
+	unsigned int i;
+
+	mmap_read_lock(mm);
+	for (i = 0; i < nr; i++) {
+		unsigned long ip = ips[i];
+		struct vm_area_struct *vma = vma_lookup(mm, ip);
+		const char *name;
+
+		fr[2 * i] = 0;
+		if (!vma) {
+			fr[2 * i + 1] = (ip & FSM_UFR_OFFSET_MASK) | FSM_UFR_NOVMA;
+		} else if (vma->vm_file) {
+			/* the file pointer for now: its id after the unlock */
+			fr[2 * i] = (unsigned long)get_file(vma->vm_file);
+			fr[2 * i + 1] = (ip - vma->vm_start +
+					 ((u64)vma->vm_pgoff << PAGE_SHIFT)) &
+					FSM_UFR_OFFSET_MASK;
+		} else if (vma->vm_ops && vma->vm_ops->name) {
+			/* special mappings name themselves: [vdso], [vvar] */
+			name = vma->vm_ops->name(vma);
+			if (name && !strcmp(name, "[vdso]"))
+				fr[2 * i + 1] = ((ip - vma->vm_start) &
+						 FSM_UFR_OFFSET_MASK) | FSM_UFR_VDSO;
+			else
+				fr[2 * i + 1] = (ip & FSM_UFR_OFFSET_MASK) |
+						FSM_UFR_SPECIAL;
+		} else {
+			fr[2 * i + 1] = (ip & FSM_UFR_OFFSET_MASK) | FSM_UFR_ANON;
+		}
+	}
+	mmap_read_unlock(mm);
+	/* file ids may sleep (path, build-id): without mmap_lock */
+	for (i = 0; i < nr; i++) {
+		struct file *f = (struct file *)(unsigned long)fr[2 * i];
+
+		if (!f)
+			continue;
+		fr[2 * i] = fsm_fileid_get(f);
+		fput(f);
+	}
+}
+
+static unsigned int fsm_ust_abort(struct fsm_ust_slot *slot,
+				  struct fsm_uw_result *res, u8 reason)
+{
+	memset(res, 0, sizeof(*res));
+	res->stop = FSM_UW_STOP_ABORTED;
+	slot->reason = reason;
+	slot->stop = FSM_UW_STOP_ABORTED;
+	slot->nr = 0;
+	return 0;
+}
+
+/* fsm_uwc_walk_fn: called once per entry by fsm_uwc_complete(). */
+static unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
+				 unsigned int max, struct fsm_uw_result *res)
+{
+	struct fsm_ust_walk_ctx *c = ctx;
+	struct fsm_ust_slot *slot = c->slot;
+	struct task_struct *t = current;
+	struct pt_regs *regs = c->regs;
+	struct fsm_uw_regs u;
+	unsigned int nr;
+
+	slot->flags = 0;
+	/* after exit_mm() (sched_process_exit is later): never touch the mm */
+	if (t->flags & PF_EXITING)
+		return fsm_ust_abort(slot, res, FSM_URS_EXITING);
+	if (!t->mm)
+		return fsm_ust_abort(slot, res, FSM_URS_NO_MM);
+	if (t->self_exec_id != slot->exec_id)
+		return fsm_ust_abort(slot, res, FSM_URS_EXEC);
+	fsm_ust_regs(regs, &u);
+	if (u.mode == FSM_UW_MODE_IA32) {
+		slot->flags |= FSM_USF_IA32;
+		if (regs->cs != __USER32_CS || regs->ss != __USER32_DS)
+			return fsm_ust_abort(slot, res, FSM_URS_SEGMENTS);
+	}
+	atomic64_inc(&fsm_ust_walks);
+	nr = fsm_uw_walk(&u, fsm_ust_read, NULL, entries, max, res);
+	slot->stop = res->stop;
+	slot->reason = res->stop == FSM_UW_STOP_FIRST_FAULT ?
+		       FSM_URS_FIRST_FAULT : FSM_URS_WALKED;
+	if (res->stop == FSM_UW_STOP_DEPTH)
+		slot->flags |= FSM_USF_TRUNCATED;
+	fsm_ust_translate(slot, entries, nr);
+	slot->nr = nr;
+	return nr;
+}
+
+/* ---- writing records ---- */
+
+static bool fsm_ust_write_file_map(void *ctx, u64 id, const char *path,
+				   const u8 *bid, u32 bid_len)
+{
+	u32 inst = (u32)(unsigned long)ctx;
+	struct trace_event_raw_file_map *entry;
+	struct trace_event_buffer fbuffer;
+	struct trace_event_file *file;
+	u32 plen = strlen(path) + 1;
+	u32 off = sizeof(*entry);
+	bool ok = false;
+
+	preempt_disable_notrace();
+	file = READ_ONCE(fsm_ust_insts[inst].fm_file);
+	if (!file || trace_trigger_soft_disabled(file))
+		goto out;
+	entry = trace_event_buffer_reserve(&fbuffer, file,
+					   sizeof(*entry) + plen + bid_len);
+	if (!entry)
+		goto out;
+	entry->file_id = id;
+	entry->inst = inst;
+	/* __data_loc: length in the high 16 bits, offset from the entry start */
+	entry->__data_loc_path = (plen << 16) | off;
+	memcpy((char *)entry + off, path, plen);
+	entry->__data_loc_build_id = (bid_len << 16) | (off + plen);
+	memcpy((char *)entry + off + plen, bid, bid_len);
+	trace_event_buffer_commit(&fbuffer);
+	ok = true;
+out:
+	preempt_enable_notrace();
+	return ok;
+}
+
+static void fsm_ust_write_user_stack(u32 inst, u64 cookie,
+				     const struct fsm_ust_slot *slot, u16 flags)
+{
+	struct trace_event_raw_user_stack *entry;
+	struct trace_event_buffer fbuffer;
+	struct trace_event_file *file;
+	u32 len = 2 * slot->nr * sizeof(u64);
+
+	preempt_disable_notrace();
+	file = READ_ONCE(fsm_ust_insts[inst].us_file);
+	if (!file || trace_trigger_soft_disabled(file))
+		goto out;
+	entry = trace_event_buffer_reserve(&fbuffer, file, sizeof(*entry) + len);
+	if (!entry) {
+		fsm_ust_count(inst, FSM_UST_LOST);
+		goto out;
+	}
+	entry->cookie = cookie;
+	entry->ustack_id = 0;
+	entry->gen = 0;
+	entry->inst = inst;
+	entry->nr = slot->nr;
+	entry->flags = slot->flags | flags;
+	entry->reason = slot->reason;
+	entry->stop = slot->stop;
+	entry->__data_loc_frames = (len << 16) |
+				   offsetof(struct trace_event_raw_user_stack, __data);
+	memcpy(entry->__data, slot->frames, len);
+	trace_event_buffer_commit(&fbuffer);
+	fsm_ust_count(inst, FSM_UST_DELIVERED);
+	if (!slot->nr)
+		fsm_ust_count(inst, FSM_UST_EMPTY);
+	atomic64_inc(&fsm_ust_insts[inst].empty[slot->reason < FSM_URS_NR ?
+						 slot->reason : 0]);
+out:
+	preempt_enable_notrace();
+}
+
+/* Serve every instance of @mask. Context: task work of the slot's task. */
+static void fsm_ust_deliver(struct fsm_ust_slot *slot, u64 cookie, u64 mask,
+			    u16 flags)
+{
+	unsigned int inst, i;
+
+	for_each_set_bit(inst, (unsigned long *)&mask, FSM_UST_MAX_INST) {
+		u32 epoch = READ_ONCE(fsm_ust_insts[inst].epoch);
+
+		for (i = 0; i < slot->nr; i++) {
+			u64 id = slot->frames[2 * i];
+
+			if (!id || (i && slot->frames[2 * i - 2] == id))
+				continue;
+			fsm_fileid_emit(id, inst, epoch, fsm_ust_write_file_map,
+					(void *)(unsigned long)inst);
+		}
+		fsm_ust_write_user_stack(inst, cookie, slot, flags);
+	}
+}
+
+static void fsm_ust_walk_work(struct callback_head *head)
+{
+	struct fsm_ust_slot *slot = container_of(head, struct fsm_ust_slot,
+						 walk_work);
+	struct fsm_ust_walk_ctx c = { .slot = slot, .regs = task_pt_regs(current) };
+	struct fsm_uwc_delivery out;
+
+	if (!fsm_uwc_complete(&slot->uwc, fsm_ust_sig(c.regs), fsm_ust_walk,
+			      &c, &out)) {
+		WRITE_ONCE(slot->xl_cookie, out.cookie);
+		fsm_ust_deliver(slot, out.cookie, out.mask & ~BIT_ULL(63), 0);
+	}
+	fsm_ust_put_outstanding();
+}
+
+static void fsm_ust_emit_work(struct callback_head *head)
+{
+	struct fsm_ust_slot *slot = container_of(head, struct fsm_ust_slot,
+						 emit_work);
+	u64 mask;
+
+	/* clear first: a request after the xchg below queues us again */
+	atomic_set(&slot->emit_queued, 0);
+	smp_mb__after_atomic();	/* pairs with the requesters' OR then xchg */
+	mask = atomic64_xchg(&slot->late_mask, 0);
+	if (mask)
+		fsm_ust_deliver(slot, READ_ONCE(slot->xl_cookie), mask,
+				FSM_USF_LATE);
+	fsm_ust_put_outstanding();
+}
+
+/* ---- events, option, statistics ---- */
+
+static struct fsm_ust_inst *fsm_ust_inst_of_file(struct trace_event_file *file,
+						  u32 *id)
+{
+	struct fsm_inst *inst;
+
+	lockdep_assert_held(&fsm_mutex);
+	if (!fsm_ready)
+		return ERR_PTR(fsm_shutting_down ? -ENODEV : -EBUSY);
+	inst = fsm_inst_find_or_create_locked(file);
+	if (IS_ERR(inst))
+		return ERR_CAST(inst);
+	if (inst->id >= FSM_UST_MAX_INST) {
+		pr_warn_ratelimited("%s: user stacks need an instance id below %u\n",
+				    fsm_inst_label(inst), FSM_UST_MAX_INST);
+		return ERR_PTR(-ENOSPC);
+	}
+	*id = inst->id;
+	return &fsm_ust_insts[inst->id];
+}
+
+/*
+ * .reg of user_stack and file_map: remember the instance's event file
+ * (records are written by the task work, the tracepoints never fire).
+ * Context: task, event_mutex held.
+ */
+static int fsm_ust_reg(struct trace_event_call *call, enum trace_reg type,
+		       void *data)
+{
+	struct trace_event_file *file = data;
+	bool us = call == &event_user_stack;
+	struct fsm_ust_inst *ui;
+	unsigned int i;
+	u32 id;
+
+	switch (type) {
+	case TRACE_REG_REGISTER:
+		mutex_lock(&fsm_mutex);
+		ui = fsm_ust_inst_of_file(file, &id);
+		if (!IS_ERR(ui)) {
+			if (us) {
+				WRITE_ONCE(ui->epoch, ui->epoch + 1);
+				WRITE_ONCE(ui->us_file, file);
+			} else {
+				WRITE_ONCE(ui->fm_file, file);
+			}
+		}
+		mutex_unlock(&fsm_mutex);
+		return PTR_ERR_OR_ZERO(ui);
+	case TRACE_REG_UNREGISTER:
+		for (i = 0; i < FSM_UST_MAX_INST; i++) {
+			if (us && fsm_ust_insts[i].us_file == file)
+				WRITE_ONCE(fsm_ust_insts[i].us_file, NULL);
+			if (!us && fsm_ust_insts[i].fm_file == file)
+				WRITE_ONCE(fsm_ust_insts[i].fm_file, NULL);
+		}
+		return 0;
+	default:
+		return 0;	/* perf and the rest: nothing to do, never fires */
+	}
+}
+
+static int fsm_ust_set_event(struct fsm_inst *inst, const char *event, bool on)
+{
+	struct trace_event_file *file;
+	int ret;
+
+	file = trace_get_event_file(inst->name, "stackmap", event);
+	if (IS_ERR(file))
+		return PTR_ERR(file) == -ENOENT ? -ENODEV : PTR_ERR(file);
+	if (file->tr != READ_ONCE(inst->tr))
+		ret = -ENODEV;
+	else
+		ret = trace_array_set_clr_event(file->tr, "stackmap", event, on);
+	trace_put_event_file(file);
+	return ret;
+}
+
+static int fsm_ust_opt_open(struct inode *inode, struct file *file)
+{
+	u32 id = (u32)(unsigned long)inode->i_private;
+
+	if (id >= FSM_UST_MAX_INST)
+		return -ENOSPC;
+	file->private_data = inode->i_private;
+	return nonseekable_open(inode, file);
+}
+
+static ssize_t fsm_ust_opt_read(struct file *file, char __user *ubuf,
+				size_t cnt, loff_t *ppos)
+{
+	u32 id = (u32)(unsigned long)file->private_data;
+	char buf[2] = { READ_ONCE(fsm_ust_on) & BIT_ULL(id) ? '1' : '0', '\n' };
+
+	return simple_read_from_buffer(ubuf, cnt, ppos, buf, sizeof(buf));
+}
+
+static DEFINE_MUTEX(fsm_ust_opt_mutex);
+
+/*
+ * 1: stack_id records of this instance carry cookies, and user_stack and
+ * file_map are enabled in it. 0: the reverse.
+ */
+static ssize_t fsm_ust_opt_write(struct file *file, const char __user *ubuf,
+				 size_t cnt, loff_t *ppos)
+{
+	u32 id = (u32)(unsigned long)file->private_data;
+	struct fsm_inst *inst;
+	bool on;
+	int ret;
+
+	if (!cnt || cnt > 8 || kstrtobool_from_user(ubuf, cnt, &on)) {
+		pr_warn_ratelimited("options/stackmap_user: write 1 or 0\n");
+		return -EINVAL;
+	}
+	inst = fsm_inst_get_by_id(id);
+	if (!inst)
+		return -ENODEV;
+	ret = fsm_ust_set_event(inst, "file_map", on);
+	if (!ret)
+		ret = fsm_ust_set_event(inst, "user_stack", on);
+	mutex_lock(&fsm_ust_opt_mutex);
+	if (!ret && on)
+		WRITE_ONCE(fsm_ust_on, fsm_ust_on | BIT_ULL(id));
+	else if (!on)
+		WRITE_ONCE(fsm_ust_on, fsm_ust_on & ~BIT_ULL(id));
+	mutex_unlock(&fsm_ust_opt_mutex);
+	fsm_inst_put(inst);
+	return ret ? ret : cnt;
+}
+
+const struct file_operations fsm_ustack_opt_fops = {
+	.owner = THIS_MODULE,
+	.open = fsm_ust_opt_open,
+	.read = fsm_ust_opt_read,
+	.write = fsm_ust_opt_write,
+	.llseek = no_llseek,
+};
+
+/**
+ * fsm_ustack_stat_show - user-stack lines of stack_map_stat.
+ * @m:       the seq_file
+ * @inst_id: instance
+ * Context: task.
+ */
+void fsm_ustack_stat_show(struct seq_file *m, u32 inst_id)
+{
+	struct fsm_ust_inst *ui;
+	unsigned int i;
+
+	if (inst_id >= FSM_UST_MAX_INST)
+		return;
+	ui = &fsm_ust_insts[inst_id];
+	seq_printf(m, "user_option: %u\n", !!(READ_ONCE(fsm_ust_on) & BIT_ULL(inst_id)));
+	seq_printf(m, "user_walks_all_instances: %lld\n", atomic64_read(&fsm_ust_walks));
+	for (i = 0; i < FSM_UST_NR_STATS; i++)
+		seq_printf(m, "%s: %lld\n", fsm_ust_stat_names[i],
+			   atomic64_read(&ui->stat[i]));
+	for (i = 0; i < FSM_URS_NR; i++)
+		seq_printf(m, "user_stacks_reason_%s: %lld\n", fsm_urs_names[i],
+			   atomic64_read(&ui->empty[i]));
+}
+
+/* ---- init / exit ---- */
+
+static void fsm_ust_find_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_process_free"))
+		fsm_ust_tp_free = tp;
+}
+
+/**
+ * fsm_ustack_init - allocate the task table, hook task frees.
+ * Context: task (module init, before any stack_id probe is attached).
+ * Return: 0 or -errno.
+ */
+int fsm_ustack_init(void)
+{
+	unsigned int i;
+	int cpu, ret;
+
+	if (event_class_user_stack.reg != fsm_ust_reg ||
+	    event_class_file_map.reg != fsm_ust_reg) {
+		pr_err("user-stack events are not routed through the module's .reg\n");
+		return -EINVAL;
+	}
+	ret = fsm_fileid_init();
+	if (ret)
+		return ret;
+	fsm_ust_slots = vzalloc(array_size(FSM_UST_SLOTS, sizeof(*fsm_ust_slots)));
+	if (!fsm_ust_slots) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < FSM_UST_SLOTS; i++) {
+		init_task_work(&fsm_ust_slots[i].walk_work, fsm_ust_walk_work);
+		init_task_work(&fsm_ust_slots[i].emit_work, fsm_ust_emit_work);
+	}
+	for_each_possible_cpu(cpu)
+		init_irq_work(&per_cpu(fsm_ust_nmiq, cpu).work, fsm_ust_nmiq_fn);
+	for_each_kernel_tracepoint(fsm_ust_find_tp, NULL);
+	if (!fsm_ust_tp_free) {
+		pr_err("no sched_process_free tracepoint\n");
+		ret = -ENOENT;
+		goto fail;
+	}
+	ret = tracepoint_probe_register(fsm_ust_tp_free, (void *)fsm_ust_task_free,
+					NULL);
+	if (ret)
+		goto fail;
+	WRITE_ONCE(fsm_ust_ready, true);
+	return 0;
+fail:
+	vfree(fsm_ust_slots);
+	fsm_ust_slots = NULL;
+	fsm_fileid_exit();
+	return ret;
+}
+
+/**
+ * fsm_ustack_exit - wait for queued task works, unhook, free.
+ *
+ * Called after every stack_id probe is detached (no new request). Task
+ * works cannot be cancelled (not exported): wait until every queued one
+ * ran; a task sleeping in the kernel delays the unload until it returns.
+ * Context: task (module exit).
+ */
+void fsm_ustack_exit(void)
+{
+	int cpu;
+
+	WRITE_ONCE(fsm_ust_ready, false);
+	WRITE_ONCE(fsm_ust_on, 0);
+	/* requests that passed the checks above are done after this */
+	synchronize_rcu();
+	for_each_possible_cpu(cpu)
+		irq_work_sync(&per_cpu(fsm_ust_nmiq, cpu).work);
+	while (!wait_event_timeout(fsm_ust_wq,
+				   !atomic_read(&fsm_ust_outstanding), 10 * HZ))
+		pr_info("unload waits for %d user-stack task works\n",
+			atomic_read(&fsm_ust_outstanding));
+	tracepoint_probe_unregister(fsm_ust_tp_free, (void *)fsm_ust_task_free,
+				    NULL);
+	/* the free probe and the last works' final instructions */
+	tracepoint_synchronize_unregister();
+	vfree(fsm_ust_slots);
+	fsm_ust_slots = NULL;
+	fsm_fileid_exit();
+}
