@@ -16,6 +16,13 @@
 
 /* Most frames in one user stack (ip included); fsm_unwind.h agrees. */
 #define FSM_USTACK_MAX_FRAMES		127
+/*
+ * Most frames in one user_stack record: its printed line (19 characters
+ * per u64) must fit the kernel's 4 KiB trace_seq, or reading "trace"
+ * cannot print it (6.1 retries such a line forever). Deeper stacks are cut
+ * with FSM_USF_TRUNCATED.
+ */
+#define FSM_USTACK_MAX_RECORD_FRAMES	90
 
 /*
  * Second word of a frame pair: offset in the file (bits 0..55), flags in

@@ -602,7 +602,8 @@ static void fsm_ust_write_user_stack(u32 inst, u64 cookie,
 	struct trace_event_raw_user_stack *entry;
 	struct trace_event_buffer fbuffer;
 	struct trace_event_file *file;
-	u32 len = 2 * slot->nr * sizeof(u64);
+	u32 nr = min_t(u32, slot->nr, FSM_USTACK_MAX_RECORD_FRAMES);
+	u32 len = 2 * nr * sizeof(u64);
 
 	preempt_disable_notrace();
 	file = READ_ONCE(fsm_ust_insts[inst].us_file);
@@ -617,7 +618,9 @@ static void fsm_ust_write_user_stack(u32 inst, u64 cookie,
 	entry->ustack_id = 0;
 	entry->gen = 0;
 	entry->inst = inst;
-	entry->nr = slot->nr;
+	entry->nr = nr;
+	if (nr < slot->nr)
+		flags |= FSM_USF_TRUNCATED;
 	entry->flags = slot->flags | flags;
 	entry->reason = slot->reason;
 	entry->stop = slot->stop;
