@@ -48,6 +48,8 @@ resolve() {
 	local trace=$1 prog=$2 L=$3 l id path fr i n=0 bad=0 f off want got
 	local -A paths
 	local -a a offs
+	# one grep, then bash on the few lines that matter
+	grep -E ' (user_stack|file_map): ' "$trace" >"$TMPD/$L.u"
 	while IFS= read -r l; do
 		case $l in
 		*" file_map: "*)
@@ -77,7 +79,7 @@ resolve() {
 			echo "${offs[*]}" >>"$TMPD/$L.offs"
 			;;
 		esac
-	done <"$trace"
+	done <"$TMPD/$L.u"
 	check "$L: user stacks of the program found ($n)" [ "$n" -gt 0 ]
 	check_eq "$L: all 8 innermost frames in the program" "$bad" 0
 	[ -s "$TMPD/$L.offs" ] || return
@@ -103,7 +105,9 @@ run_prog() {
 	local bin=$1 L=$2
 	shift 2
 	echo >"$U/trace"
+	echo 1 >"$U/tracing_on"
 	check "$L: run $*" "$bin" "$@"
+	echo 0 >"$U/tracing_on"
 	cp "$U/trace" "$TMPD/$L.trace"
 	cp "$U/stack_map_stat" "$TMPD/$L.stat"
 	resolve "$TMPD/$L.trace" "$bin" "$L"

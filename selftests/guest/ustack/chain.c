@@ -24,6 +24,16 @@
 static char *pages;
 static long npages, next_page;
 
+/*
+ * GCC sets up no frame in leaf functions even with -fno-omit-frame-pointer:
+ * the faulting/syscall functions call this after the kernel entry, so that
+ * they are not leaves and rbp/ebp points to their own frame at the entry.
+ */
+NI void ustack_nop(void)
+{
+	asm volatile("" ::: "memory");
+}
+
 NI long ustack_sys(void)
 {
 	long ret;
@@ -33,6 +43,7 @@ NI long ustack_sys(void)
 #else
 	asm volatile("int $0x80" : "=a"(ret) : "a"(64L) : "memory");
 #endif
+	ustack_nop();
 	return ret;
 }
 
@@ -40,7 +51,7 @@ NI void ustack_touch(void)
 {
 	if (next_page < npages)
 		pages[next_page++ * 4096] = 1;
-	asm volatile("" ::: "memory");
+	ustack_nop();
 }
 
 NI long ustack_f6(long x) { long r = ustack_sys(); ustack_touch(); return r + x + 6; }
