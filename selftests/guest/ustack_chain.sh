@@ -91,7 +91,10 @@ resolve() {
 		got=$(addr2line -f -e "$prog" $l | sed -n 'p;n' | tr '\n' ' ')
 		got=${got% }
 		case $got in
-		"ustack_sys $want" | "ustack_touch $want") ok "$L: chain $got" ;;
+		# threads: the chain starts in thread_fn instead of main
+		"ustack_sys $want" | "ustack_touch $want" | \
+			"ustack_sys ${want% main} thread_fn" | \
+			"ustack_touch ${want% main} thread_fn") ok "$L: chain $got" ;;
 		*) nok "$L: chain: got '$got', want 'ustack_sys|ustack_touch $want'" ;;
 		esac
 	done <"$TMPD/$L.uoffs"
