@@ -137,7 +137,7 @@ check "user_stack cookies match stack_id cookies" eval '
 		c=${l#*cookie=}; c=${c%% *}
 		case $l in
 		*" stack_id: "*) ck[$c]=1 ;;
-		*" user_stack: "*) [ -n "${ck[$c]}" ] || bad=$((bad + 1)) ;;
+		*chain64-*" user_stack: "*) [ -n "${ck[$c]}" ] || bad=$((bad + 1)) ;;
 		esac
 	done <$TMPD/c64.trace
 	[ $bad = 0 ]'

@@ -54,6 +54,7 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include <asm/segment.h>
+#include <asm/unistd.h>
 
 #include <ftrace_stackmap/ustack_abi.h>
 
@@ -370,6 +371,22 @@ static u64 fsm_ust_sig(struct pt_regs *regs)
 	return fsm_uwc_entry_sig(&u, regs->orig_ax);
 }
 
+/*
+ * The task unloading us (delete_module) must not queue a walk: module exit
+ * waits for every queued work, and that one would only run after the
+ * syscall returns (a self-deadlock seen in the rmmod-under-load test).
+ * i386's delete_module is 129 (the compat table is not in every header
+ * set).
+ */
+#define FSM_IA32_NR_DELETE_MODULE	129
+static bool fsm_ust_unloading_us(struct pt_regs *regs)
+{
+	long nr = regs->orig_ax;
+
+	return user_64bit_mode(regs) ? nr == __NR_delete_module :
+				       nr == FSM_IA32_NR_DELETE_MODULE;
+}
+
 /**
  * fsm_ustack_request - the cookie of current's user stack for an instance.
  * @inst_id: requesting instance
@@ -395,7 +412,7 @@ u64 fsm_ustack_request(u32 inst_id)
 		return 0;
 	}
 	regs = task_pt_regs(t);
-	if (!user_mode(regs)) {
+	if (!user_mode(regs) || fsm_ust_unloading_us(regs)) {
 		fsm_ust_count(inst_id, FSM_UST_REFUSED);
 		return 0;
 	}
