@@ -54,6 +54,7 @@ for D in "$T" "$T/instances/bad"; do
 	check "$L stack_map_events: unfinished token that stays invalid: error at close only" \
 		eval "printf 'sched:sched_sw' | dd of=$E bs=1 status=none"
 	check "$L stack_map_events: ... left the set as it was" test "$(lines "$E")" -gt 5
+	echo 'sched:sched_switch sched:sched_wakeup' >"$E"
 	check "$L stack_map_events: append with >>" eval "echo sched:sched_process_fork >> $E"
 	check_eq "$L stack_map_events: appended" "$(lines "$E")" 3
 	check "$L stack_map_events: !sys:event removes" eval "echo '!sched:sched_wakeup' >> $E"

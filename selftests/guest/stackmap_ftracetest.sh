@@ -8,8 +8,9 @@
 #   FSM_FTRACETEST      ftracetest directory (default: the unpacked
 #                       linux-source-6.1 under /root/ref or /usr/src)
 #   FSM_FTRACETEST_SET  test.d subdirectories or .tc files to run (default:
-#                       the areas the module touches: basics, events,
-#                       instances, triggers, filters)
+#                       the areas the module touches: events, instances,
+#                       triggers, filters; not 00basic, whose tracer loop
+#                       patches all functions and soft-locks a TCG guest)
 # shellcheck disable=SC2016,SC2317 # eval '...' expands later, on purpose
 export KO=${1:-}
 # shellcheck source=selftests/guest/lib.sh
@@ -27,7 +28,7 @@ if [ -z "$FT" ] || [ ! -x "$FT/ftracetest" ]; then
 	echo "1..1"
 	exit 0
 fi
-SET=${FSM_FTRACETEST_SET:-"test.d/00basic test.d/event test.d/instances test.d/trigger test.d/filter"}
+SET=${FSM_FTRACETEST_SET:-"test.d/event test.d/instances test.d/trigger test.d/filter"}
 
 # run LABEL: run the set, leave "RESULT test-name" lines in $TMPD/LABEL
 run() {
