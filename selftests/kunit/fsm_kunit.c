@@ -165,8 +165,10 @@ static void kt_insert_from(struct kt_ctx *c)
 	atomic_inc(&c->ok);
 }
 
-/* After the fact, in task context: every recorded (id, gen) of the current
- * generation must name the stack that was inserted. */
+/*
+ * After the fact, in task context: every recorded (id, gen) of the current
+ * generation must name the stack that was inserted.
+ */
 static void kt_check_ids(struct kunit *test, struct kt_ctx *c)
 {
 	struct fsm_map_stats st;
@@ -239,7 +241,7 @@ static void fsm_test_softirq(struct kunit *test)
 	timer_setup_on_stack(&kt.t, kt_timer_fn, 0);
 	mod_timer(&kt.t, jiffies + 1);
 	while (READ_ONCE(kt.left) > 0 && time_before(jiffies, deadline))
-		msleep(5);
+		usleep_range(5000, 10000);
 	del_timer_sync(&kt.t);
 	destroy_timer_on_stack(&kt.t);
 	kt_ctx_finish(test, c, 64);
@@ -278,7 +280,7 @@ static void kt_hrt_wait(struct kt_hrt *h)
 	unsigned long deadline = jiffies + 20 * HZ;
 
 	while (atomic_read(&h->left) > 0 && time_before(jiffies, deadline))
-		msleep(5);
+		usleep_range(5000, 10000);
 	hrtimer_cancel(&h->t);
 }
 
