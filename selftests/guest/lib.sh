@@ -6,6 +6,9 @@
 # In the TCG guest every exec costs about a second (binaries come over 9p)
 # and python3 about twenty: the helpers use bash builtins, and the python
 # checks (fsm_check.py) run once per script, at the end, on saved files.
+# Never "while read ... <tracefs-file": bash's read lseeks back after each
+# line, and on a seq_file each lseek replays the file from its start
+# (quadratic). Read whole files with $(<file) instead.
 #
 #   ok/nok/check/check_fail/check_eq/diag   TAP lines (plan printed at the end)
 #   later LABEL CHECK ARGS     queue a fsm_check.py check for run_later
@@ -45,9 +48,9 @@ check_eq() {
 }
 
 is_loaded() {
-	local l
-	while read -r l _; do [ "$l" = ftrace_stackmap ] && return 0; done </proc/modules
-	return 1
+	local m
+	m=$(</proc/modules)
+	[[ $'\n'$m == *$'\n'"ftrace_stackmap "* ]]
 }
 load() { insmod "$KO" "$@"; }
 unload() { rmmod ftrace_stackmap; }
@@ -93,7 +96,8 @@ count_ours() {
 }
 
 stat_get() {
-	local k v
+	local k v all
+	all=$(<"$1") || return 1
 	while IFS= read -r k; do
 		v=${k#*: }
 		k=${k%%: *}
@@ -101,13 +105,14 @@ stat_get() {
 			echo "$v"
 			return 0
 		fi
-	done <"$1"
+	done <<<"$all"
 	return 1
 }
 lines() {
-	local -a a
-	mapfile -t a <"$1"
-	echo ${#a[@]}
+	local a n
+	a=$(<"$1")
+	n=${a//[!$'\n']/}
+	if [ -z "$a" ]; then echo 0; else echo $((${#n} + 1)); fi
 }
 has() { [[ $(<"$1") == *"$2"* ]]; }
 size() { local s; s=$(stat -c %s "$1") && echo "$s"; }

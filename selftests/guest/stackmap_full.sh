@@ -10,11 +10,12 @@ export KO=${1:-}
 . "$(dirname "$0")/lib.sh"
 
 overrun() {
-	local f l n=0
+	local f l n=0 all
 	for f in "$1"/per_cpu/cpu*/stats; do
+		all=$(<"$f")
 		while IFS= read -r l; do
 			[[ $l == "overrun: "* ]] && n=$((n + ${l#overrun: }))
-		done <"$f"
+		done <<<"$all"
 	done
 	echo $n
 }
