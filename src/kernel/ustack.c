@@ -29,8 +29,12 @@
  * slot's late mask and queue a second, emit-only task work, at most once
  * per instance and entry: no requeue livelock.
  *
- * Unload: task_work_cancel is not exported, so queued works are counted
- * (fsm_ust_outstanding) and module exit waits for them to run.
+ * Unload: task_work_cancel is not exported, so every queued work holds a
+ * reference on this module (try_module_get when queued, module_put as the
+ * work's last action): rmmod fails with EBUSY while works are queued, e.g.
+ * for the shell that runs rmmod, whose own walk can only run after rmmod
+ * returns. Module exit still counts them (fsm_ust_outstanding) and waits,
+ * for works queued by a failed try_stop_module race.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -187,6 +191,8 @@ static u64 fsm_ust_on;
 static DEFINE_PER_CPU(u64, fsm_ust_seq);
 static DEFINE_PER_CPU(struct fsm_ust_nmiq, fsm_ust_nmiq);
 static atomic_t fsm_ust_outstanding = ATOMIC_INIT(0);
+/* try_module_get() fires module:module_get, which may be a source event */
+static DEFINE_PER_CPU(int, fsm_ust_getting_ref);
 static DECLARE_WAIT_QUEUE_HEAD(fsm_ust_wq);
 static atomic64_t fsm_ust_walks = ATOMIC64_INIT(0);
 static struct tracepoint *fsm_ust_tp_free;
@@ -282,11 +288,33 @@ static void fsm_ust_task_free(void *data, struct task_struct *t)
 
 /* ---- queueing the task works ---- */
 
+/*
+ * Drop a queued work's count and module reference. Called as the very last
+ * action of a work (or when the work was refused): after module_put() only
+ * the return into the caller remains of this module's code.
+ */
 static void fsm_ust_put_outstanding(void)
 {
 	/* pairs with wait_event() in fsm_ustack_exit() */
 	if (atomic_dec_and_test(&fsm_ust_outstanding))
 		wake_up(&fsm_ust_wq);
+	module_put(THIS_MODULE);
+}
+
+/*
+ * Take the module reference a queued work holds. Context: any, NMI
+ * included (try_module_get is an atomic increment). Refused when nested in
+ * our own try_module_get on this CPU (its tracepoint may be a source event),
+ * and once the module is going away.
+ */
+static bool fsm_ust_get_ref(void)
+{
+	bool ok = false;
+
+	if (this_cpu_inc_return(fsm_ust_getting_ref) == 1)
+		ok = try_module_get(THIS_MODULE);
+	this_cpu_dec(fsm_ust_getting_ref);
+	return ok;
 }
 
 /* Context: task or irq (not NMI). */
@@ -320,13 +348,16 @@ static void fsm_ust_nmiq_fn(struct irq_work *w)
  * (the irq_work, on this CPU, cannot run in between), then the head is
  * written; the irq_work reads the head before it releases the entry with
  * xchg, so a nested NMI cannot overwrite a head still to be read.
- * Return: false if the queue was full (counted by the caller).
+ * Return: false if the queue was full or the module is going away (counted
+ * by the caller).
  */
 static bool fsm_ust_queue(struct callback_head *head)
 {
 	struct fsm_ust_nmiq *q;
 	unsigned int i;
 
+	if (!fsm_ust_get_ref())
+		return false;
 	/* pairs with the decrement when the work ran or was refused */
 	atomic_inc(&fsm_ust_outstanding);
 	if (!in_nmi() && !IS_ENABLED(CONFIG_KASAN)) {
