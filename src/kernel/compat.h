@@ -90,9 +90,10 @@ struct dentry *fsm_compat_create_file(const char *name, umode_t mode,
 				      const struct file_operations *fops);
 
 /**
- * fsm_compat_debugfs_root - /sys/kernel/debug/ftrace_stackmap in debugfs
- * mode, NULL in tracefs mode.
+ * fsm_compat_debugfs_root - the debugfs directory of the nodes.
  * Context: any.
+ * Return: /sys/kernel/debug/ftrace_stackmap in debugfs mode, NULL in tracefs
+ * mode.
  */
 struct dentry *fsm_compat_debugfs_root(void);
 

@@ -356,9 +356,18 @@ static int fsm_register(struct trace_event_file *file)
 	if (ret)
 		goto out;
 
-	/* A new recording: ids carry their stack inline once more. */
+	/*
+	 * A new recording: ids carry their stack inline once more. The epoch
+	 * is a plain value compared by the map: no ordering needed.
+	 */
 	if (!atomic_inc_return(&inst->epoch))
 		atomic_inc(&inst->epoch);	/* 0 means "never inline" */
+	/*
+	 * Published to the probes by tracepoint_probe_register_prio() below:
+	 * it installs the probe with rcu_assign_pointer() (release), which
+	 * orders this store (and the map's) before any call of the probe.
+	 * The READ_ONCE() in fsm_probe() only keeps the compiler honest.
+	 */
 	WRITE_ONCE(inst->file, file);
 	list_for_each_entry(src, &inst->sources, list) {
 		ret = fsm_src_attach_locked(src);

@@ -82,6 +82,7 @@ const char *fsm_inst_label(const struct fsm_inst *inst)
  * unhashed (the kernel's removal d_invalidate()s it before it frees the
  * trace_array). The top level never dies.
  * Context: any.
+ * Return: true while the instance exists.
  */
 bool fsm_inst_alive(const struct fsm_inst *inst)
 {
@@ -424,7 +425,11 @@ static void fsm_instances_event(const struct qstr *name, bool deleted)
 				continue;
 			/*
 			 * The kernel frees the trace_array after this returns:
-			 * forget the key now (see also fsm_inst_alive()).
+			 * forget the key now (see also fsm_inst_alive()). The
+			 * readers that matter, the .reg callback's lookups,
+			 * run under event_mutex like this handler (for a
+			 * removal); the others use READ_ONCE() and tolerate
+			 * either value.
 			 */
 			WRITE_ONCE(inst->tr, NULL);
 			WRITE_ONCE(inst->dead, true);
