@@ -119,7 +119,15 @@ def kallsyms(path="/proc/kallsyms"):
             if a:
                 syms.append((a, parts[2]))
         syms.sort()
-        _ksyms[path] = ([a for a, _ in syms], [n for _, n in syms])
+        # several names can share an address (aliases): keep them all
+        addrs, names = [], []
+        for a, n in syms:
+            if addrs and addrs[-1] == a:
+                names[-1].add(n)
+            else:
+                addrs.append(a)
+                names.append({n})
+        _ksyms[path] = (addrs, names)
     return _ksyms[path]
 
 
@@ -218,7 +226,7 @@ def cmd_bin(c, path):
     i = bisect.bisect_left(addrs, hdr["ref_symbol_addr"])
     c.ok("bin ref_symbol_addr is schedule in /proc/kallsyms",
          i < len(addrs) and addrs[i] == hdr["ref_symbol_addr"] and
-         names[i] == "schedule", "0x%x" % hdr["ref_symbol_addr"])
+         "schedule" in names[i], "0x%x" % hdr["ref_symbol_addr"])
 
 
 def cmd_symcheck(c, text, binf, ksyms="/proc/kallsyms"):
@@ -240,9 +248,10 @@ def cmd_symcheck(c, text, binf, ksyms="/proc/kallsyms"):
             continue
         for ip, fr in zip(ips, frames):
             i = bisect.bisect_right(addrs, ip) - 1
-            if i < 0 or names[i] != fr.split("+")[0]:
+            if i < 0 or fr.split("+")[0] not in names[i]:
                 bad.append("0x%x: kallsyms %s, stack_map %s" %
-                           (ip, names[i] if i >= 0 else "-", fr))
+                           (ip, "/".join(sorted(names[i])) if i >= 0
+                            else "-", fr))
             checked += 1
     c.diag("%d stacks, %d frames checked" % (len(bstacks), checked))
     c.ok("stack_map addresses resolve in kallsyms to its symbols",
