@@ -29,7 +29,7 @@ TEST(Create, RejectsBadParams)
 		{"bits below min", make_params(FSM_BITS_MIN - 1)},
 		{"bits above max", make_params(FSM_BITS_MAX + 1)},
 		{"depth 0", make_params(8, 0)},
-		{"depth 65", make_params(8, FSM_MAX_KERNEL_DEPTH + 1)},
+		{"depth 257", make_params(8, FSM_MAX_MAP_DEPTH + 1)},
 		{"arena below one record", make_params(8, 64, rec_bytes(64) - 8)},
 		{"arena above capacity*max record", make_params(8, 64, 256 * rec_bytes(64) + 8)},
 		{"unknown test flag", make_params(8, 64, 0, 0x80)},
@@ -74,6 +74,42 @@ TEST(Create, AcceptsLimitsAndReportsSizes)
 	auto a = make_map(make_params(6, 64, rec_bytes(64)));
 	auto b = make_map(make_params(6, 64, 64 * rec_bytes(64)));
 	EXPECT_TRUE(a && b);
+}
+
+/*
+ * Wide keys (the user stack map: two header words + a pair per frame): up
+ * to FSM_MAX_MAP_DEPTH words; stacks differing only in their last word or
+ * in a header word are distinct, identical ones share an id.
+ */
+TEST(Create, WideKeysUpToMapDepth)
+{
+	auto m = make_map(make_params(6, FSM_MAX_MAP_DEPTH));
+	ASSERT_TRUE(m);
+	EXPECT_EQ(stats_of(m.get()).max_depth, unsigned(FSM_MAX_MAP_DEPTH));
+	Stack a(FSM_MAX_MAP_DEPTH), b;
+	for (unsigned i = 0; i < a.size(); i++)
+		a[i] = splitmix(i);
+	b = a;
+	b.back() ^= 1;
+	Stack c = a;
+	c[0] ^= 1;	/* another address space, same frames */
+	fsm_insert_result ra{}, rb{}, rc{}, ra2{};
+	ASSERT_EQ(fsm_map_insert(m.get(), a.data(), a.size(), 1, &ra), 0);
+	ASSERT_EQ(fsm_map_insert(m.get(), b.data(), b.size(), 1, &rb), 0);
+	ASSERT_EQ(fsm_map_insert(m.get(), c.data(), c.size(), 1, &rc), 0);
+	ASSERT_EQ(fsm_map_insert(m.get(), a.data(), a.size(), 1, &ra2), 0);
+	EXPECT_NE(ra.id, rb.id);
+	EXPECT_NE(ra.id, rc.id);
+	EXPECT_EQ(ra.id, ra2.id);
+	EXPECT_TRUE(ra.flags & FSM_INSERT_FIRST_EMIT);
+	EXPECT_FALSE(ra2.flags & FSM_INSERT_FIRST_EMIT);
+	const unsigned long long *ips;
+	unsigned int nr;
+	ASSERT_EQ(fsm_map_lookup_id(m.get(), rb.id, &ips, &nr, nullptr), 0);
+	ASSERT_EQ(nr, unsigned(FSM_MAX_MAP_DEPTH));
+	EXPECT_EQ(Stack(ips, ips + nr), b);
+	Stack d(FSM_MAX_MAP_DEPTH + 1, 7);
+	EXPECT_EQ(fsm_map_insert(m.get(), d.data(), d.size(), 1, &ra2), -FSM_DROP_INVALID);
 }
 
 TEST(Create, NoMemory)

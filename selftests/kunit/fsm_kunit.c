@@ -91,7 +91,7 @@ static void fsm_test_bad_params(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, fsm_map_create(&p, &err));
 	KUNIT_EXPECT_EQ(test, err, -EINVAL);
 	p.bits = FSM_BITS_MIN;
-	p.max_depth = FSM_MAX_KERNEL_DEPTH + 1;
+	p.max_depth = FSM_MAX_MAP_DEPTH + 1;
 	err = 0;
 	KUNIT_EXPECT_NULL(test, fsm_map_create(&p, &err));
 	KUNIT_EXPECT_EQ(test, err, -EINVAL);

@@ -38,6 +38,12 @@ extern "C" {
 /* Largest kernel stack the map stores (frames); longer stacks are truncated
  * by the caller and flagged. */
 #define FSM_MAX_KERNEL_DEPTH	64
+/*
+ * Largest max_depth of any map, in 64-bit words. Kernel stacks use
+ * FSM_MAX_KERNEL_DEPTH; the user stack map (src/kernel/ustack.c) keys a
+ * stack by two header words and a (file id, offset) pair per frame.
+ */
+#define FSM_MAX_MAP_DEPTH	256
 
 /* Accepted range and default of the capacity exponent (module param bits). */
 #define FSM_BITS_MIN		6
@@ -62,7 +68,7 @@ struct fsm_map;
 
 struct fsm_map_params {
 	unsigned int bits;	/* capacity = 2^bits stacks, table = 2^(bits+1) slots */
-	unsigned int max_depth;	/* frames per stack, <= FSM_MAX_KERNEL_DEPTH */
+	unsigned int max_depth;	/* frames per stack, <= FSM_MAX_MAP_DEPTH */
 	/*
 	 * Arena bytes for records; 0 = capacity * (record header + 16 frames),
 	 * i.e. sized for a mean depth of 16 frames.

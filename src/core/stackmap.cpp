@@ -69,7 +69,7 @@ StackMap *StackMap::create(const fsm_map_params &p, int *err)
 	constexpr u32 kKnownTestFlags = FSM_TEST_HASH_SAME_BUCKET | FSM_TEST_HASH_SAME_TAG;
 
 	if (p.bits < FSM_BITS_MIN || p.bits > FSM_BITS_MAX ||
-	    p.max_depth < 1 || p.max_depth > FSM_MAX_KERNEL_DEPTH ||
+	    p.max_depth < 1 || p.max_depth > FSM_MAX_MAP_DEPTH ||
 	    (p.test_flags & ~kKnownTestFlags)) {
 		*err = -22;
 		return nullptr;
@@ -94,7 +94,7 @@ StackMap *StackMap::create(const fsm_map_params &p, int *err)
 	}
 	static_assert(((4ull << FSM_BITS_MIN) % kCacheLine) == 0,
 		      "hit shard arrays must start on their own cache lines");
-	static_assert((1ull << FSM_BITS_MAX) * (kRecordHeaderBytes + 8 * FSM_MAX_KERNEL_DEPTH) / 8
+	static_assert((1ull << FSM_BITS_MAX) * (kRecordHeaderBytes + 8 * FSM_MAX_MAP_DEPTH) / 8
 		      < 0xffffffffull, "arena offsets must fit in 32 bits");
 
 	u32 nr_cpus = fsm_plat_nr_cpus();
