@@ -10,18 +10,21 @@
  *
  * stackmap:stack_id
  * -----------------
- * One record follows each source event in the same instance's buffer:
+ * One record follows each source event in the same instance's buffer
+ * (the instance is the buffer it is in). 16 bytes after the common header,
+ * 28 bytes of ring buffer per record when both arrays are empty, which is
+ * the common case (a known id, no user stacks):
  *
- *   u64 cookie      0 (reserved for user-stack cookies)
- *   u32 stack_id    id in the instance's map, FSM_STACK_ID_NONE if none
- *   u32 gen         generation of the map the id belongs to
- *   u32 flags       FSM_SID_F_*
- *   u32 inst        instance id (stack_map_stat "inst_id"; 0 = top level)
+ *   u32 stack_id    id in the instance's map; FSM_STACK_ID_NONE if none
+ *                   (FSM_SID_F_FALLBACK); in a FSM_SID_F_RESET record the
+ *                   full 32-bit generation that starts
  *   u16 src_type    trace_event type id of the source event ("ID" in its
  *                   format file / common_type of the preceding record)
- *   u16 reason      why there is no id (FSM_SID_F_FALLBACK), else 0:
- *                   1 map_full, 2 arena_full, 3 probe_limit, 4 busy,
- *                   5 resetting, 6 invalid
+ *   u8  gen         low 8 bits of the generation the id belongs to
+ *   u8  flags       FSM_SID_F_* in bits 0..4, FSM_SID_REASON() in bits 5..7
+ *   u64 cookie[]    __data_loc array: one element, the user-stack cookie,
+ *                   when options/stackmap_user asked for the task's user
+ *                   stack (ustack_abi.h); else empty
  *   unsigned long ips[]   __data_loc array: the stack, innermost first;
  *                   present only with FSM_SID_F_INLINE or FSM_SID_F_FALLBACK
  *
@@ -42,14 +45,14 @@
 #define FSM_STACK_ID_NONE	0xffffffffu
 
 /*
- * Record flags.
+ * Record flags (the u8 "flags" field, bits 0..4).
  * INLINE:    first time this id appears in this recording: ips[] carries
  *            its stack
  * FALLBACK:  no id could be had (stack_id is FSM_STACK_ID_NONE): ips[]
- *            carries the full stack, reason says why
+ *            carries the full stack, FSM_SID_REASON() says why
  * TRUNCATED: the stack was deeper than FSM_MAX_DEPTH frames
- * RESET:     reset record: generation gen starts now; ids of older
- *            generations are reused from here on; no stack, src 0
+ * RESET:     reset record: the generation in stack_id starts now; ids of
+ *            older generations are reused from here on; no stack, src 0
  * NEW:       this request created the id
  */
 #define FSM_SID_F_INLINE	0x01
@@ -57,6 +60,15 @@
 #define FSM_SID_F_TRUNCATED	0x04
 #define FSM_SID_F_RESET		0x08
 #define FSM_SID_F_NEW		0x10
+
+/*
+ * Why a FALLBACK record has no id (bits 5..7 of flags, "reason=" in the
+ * printed record): 1 map_full, 2 arena_full, 3 probe_limit, 4 busy,
+ * 5 resetting, 6 invalid. 0 otherwise.
+ */
+#define FSM_SID_REASON_SHIFT	5
+#define FSM_SID_REASON(flags)	((flags) >> FSM_SID_REASON_SHIFT)
+#define FSM_SID_REASON_MAX	7
 
 #define FSM_MAX_DEPTH		64	/* frames per stack (kernel stacks) */
 

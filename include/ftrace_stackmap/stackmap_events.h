@@ -10,7 +10,8 @@
  * format; see include/ftrace_stackmap/abi.h for the meaning of the fields.
  *
  * The print format uses __print_array (libtraceevent 1.7.1, in Debian 12's
- * trace-cmd, cannot parse __print_dynamic_array).
+ * trace-cmd, cannot parse __print_dynamic_array) and spells the size of
+ * the u64 cookie as 8: its sizeof() parser knows no "u64".
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM stackmap
@@ -22,40 +23,42 @@
 
 TRACE_EVENT(stack_id,
 
-	TP_PROTO(u64 cookie, u32 stack_id, u32 gen, u32 flags, u32 inst,
-		 u16 src_type, u16 reason, const unsigned long *ips,
-		 unsigned int nr),
+	TP_PROTO(u32 stack_id, u16 src_type, u8 gen, u8 flags,
+		 const u64 *cookie, unsigned int ncookie,
+		 const unsigned long *ips, unsigned int nr),
 
-	TP_ARGS(cookie, stack_id, gen, flags, inst, src_type, reason, ips, nr),
+	TP_ARGS(stack_id, src_type, gen, flags, cookie, ncookie, ips, nr),
 
-	/* Ordered for natural alignment: 32 bytes of fields, no holes. */
+	/*
+	 * 8 bytes of fixed fields and two __data_loc words: 16 bytes after
+	 * the common header, 28 in the ring buffer with its event header,
+	 * when neither array has elements (the common case: an id hit).
+	 */
 	TP_STRUCT__entry(
-		__field(u64, cookie)
 		__field(u32, stack_id)
-		__field(u32, gen)
-		__field(u32, flags)
-		__field(u32, inst)
 		__field(u16, src_type)
-		__field(u16, reason)
+		__field(u8, gen)
+		__field(u8, flags)
+		__dynamic_array(u64, cookie, ncookie)
 		__dynamic_array(unsigned long, ips, nr)
 	),
 
 	TP_fast_assign(
-		__entry->cookie = cookie;
 		__entry->stack_id = stack_id;
+		__entry->src_type = src_type;
 		__entry->gen = gen;
 		__entry->flags = flags;
-		__entry->inst = inst;
-		__entry->src_type = src_type;
-		__entry->reason = reason;
+		memcpy(__get_dynamic_array(cookie), cookie,
+		       ncookie * sizeof(u64));
 		memcpy(__get_dynamic_array(ips), ips,
 		       nr * sizeof(unsigned long));
 	),
 
-	TP_printk("stack_id=%u gen=%u src=%u inst=%u flags=0x%x reason=%u cookie=0x%llx ips=%s",
+	TP_printk("stack_id=%u gen=%u src=%u flags=0x%x reason=%u cookie=%s ips=%s",
 		  __entry->stack_id, __entry->gen, __entry->src_type,
-		  __entry->inst, __entry->flags, __entry->reason,
-		  (unsigned long long)__entry->cookie,
+		  __entry->flags, __entry->flags >> 5,
+		  __print_array(__get_dynamic_array(cookie),
+				__get_dynamic_array_len(cookie) / 8, 8),
 		  __print_array(__get_dynamic_array(ips),
 				__get_dynamic_array_len(ips) / sizeof(unsigned long),
 				sizeof(unsigned long)))

@@ -19,7 +19,7 @@ Each check prints "ok - LABEL: what" or "not ok - LABEL: what # why" lines
   order TRACE NAME=ID...    per CPU, each stack_id record comes right after
                             a source record (event NAME, id ID) and names it
                             in src=; each source record is followed by one
-  selfcontained TRACE       every (inst, gen, stack_id) used without its
+  selfcontained TRACE       every (gen, stack_id) used without its
                             stack has it inline somewhere in TRACE
   consistent STAT BIN MAP TRACE [one] [full] [nofull]
                             stat vs binary export vs text vs trace (see
@@ -45,9 +45,17 @@ NONE_ID = 0xFFFFFFFF
 LINE = re.compile(r"^\s*(?P<task>.+?)-(?P<pid>\d+)\s+(?:\(\s*[-\d]+\)\s+)?"
                   r"\[(?P<cpu>\d+)\]\s+(?:\S+\s+)?(?P<ts>\d+\.\d+):\s+"
                   r"(?P<event>[\w:]+):\s+(?P<rest>.*)$")
-SID = re.compile(r"stack_id=(\d+) gen=(\d+) src=(\d+) inst=(\d+) "
-                 r"flags=0x([0-9a-f]+) reason=(\d+) cookie=0x([0-9a-f]+) "
-                 r"ips=(.*)$")
+# gen is the low 8 bits of the generation; arrays print as {0x1,0x2}
+# (kernel) or as trace-cmd shows them
+SID = re.compile(r"stack_id=(\d+) gen=(\d+) src=(\d+) "
+                 r"flags=0x([0-9a-f]+) reason=(\d+) "
+                 r"cookie=(\{[^}]*\}|\[[^\]]*\]|\S*) ips=(.*)$")
+
+
+def array_items(text):
+    """Elements of a printed array: "{0x1,0x2}", "[1 2]" or "1 2"."""
+    arr = text.strip().strip("{}[]")
+    return [int(x, 0) for x in re.split(r"[,\s]+", arr) if x]
 
 
 class Check:
@@ -168,12 +176,17 @@ def sid_fields(rest):
     if not m:
         raise Bad("cannot parse stack_id record %r" % rest)
     # the kernel prints {0x1,0x2}, trace-cmd report "1 2" (decimal)
-    arr = m.group(8).strip().strip("{}[]")
-    ips = [x for x in re.split(r"[,\s]+", arr) if x]
+    ips = array_items(m.group(7))
+    cookie = array_items(m.group(6))
+    if len(cookie) > 1:
+        raise Bad("more than one cookie in %r" % rest)
+    flags = int(m.group(4), 16)
+    if int(m.group(5)) != flags >> 5:
+        raise Bad("reason is not flags >> 5 in %r" % rest)
     return dict(id=int(m.group(1)), gen=int(m.group(2)),
-                src=int(m.group(3)), inst=int(m.group(4)),
-                flags=int(m.group(5), 16), reason=int(m.group(6)),
-                cookie=int(m.group(7), 16), nips=len(ips))
+                src=int(m.group(3)), flags=flags & 0x1F,
+                reason=int(m.group(5)),
+                cookie=cookie[0] if cookie else 0, nips=len(ips))
 
 
 def trace_counts(path):
@@ -316,7 +329,7 @@ def cmd_selfcontained(c, path):
             f = sid_fields(rest)
             if f["flags"] & (F_RESET | F_FALLBACK):
                 continue
-            key = (f["inst"], f["gen"], f["id"])
+            key = (f["gen"], f["id"])
             if f["flags"] & F_INLINE:
                 inline.add(key)
             else:
@@ -326,7 +339,7 @@ def cmd_selfcontained(c, path):
     missing = sorted(set(k for k in plain if k not in inline))
     c.ok("trace self-contained: every id used has its stack inline",
          not missing and (plain or inline),
-         "no inline stack for (inst, gen, id) %s" % missing[:3])
+         "no inline stack for (gen, id) %s" % missing[:3])
 
 
 def cmd_consistent(c, statf, binf, mapf, tracef, *opts):

@@ -79,41 +79,49 @@ static_assert(FSM_STACK_ID_NONE == FSM_ID_NONE, "abi.h and fsm_core.h disagree")
 /* What one stack_id record says (see abi.h). */
 struct fsm_rec {
 	u64 cookie;	/* user stack cookie (ustack.c), 0: none */
-	u32 stack_id;
-	u32 gen;
-	u32 flags;
+	u32 stack_id;	/* or the full generation in a RESET record */
+	u32 gen;	/* the record keeps its low 8 bits */
 	u16 src_type;
-	u16 reason;
+	u8 flags;	/* FSM_SID_F_* */
+	u8 reason;	/* FALLBACK: -fsm_map_insert() */
 	const unsigned long *ips;
 	unsigned int nr;
 };
+
+static_assert(FSM_DROP_NR_REASONS - 1 <= FSM_SID_REASON_MAX,
+	      "drop reasons do not fit the record's flags");
 
 /*
  * Write one record into @file's instance buffer.
  * Context: preemption disabled (tracepoint probe or explicit).
  * Return: true if committed.
  */
-static bool fsm_emit(struct fsm_inst *inst, struct trace_event_file *file,
-		     const struct fsm_rec *r)
+static bool fsm_emit(struct trace_event_file *file, const struct fsm_rec *r)
 {
 	struct trace_event_raw_stack_id *entry;
 	struct trace_event_buffer fbuffer;
+	u32 clen = r->cookie ? sizeof(u64) : 0;
 	u32 len = r->nr * sizeof(unsigned long);
+	u32 off = offsetof(struct trace_event_raw_stack_id, __data);
 
-	entry = trace_event_buffer_reserve(&fbuffer, file, sizeof(*entry) + len);
+	entry = trace_event_buffer_reserve(&fbuffer, file,
+					   sizeof(*entry) + clen + len);
 	if (!entry)
 		return false;
-	entry->cookie = r->cookie;
 	entry->stack_id = r->stack_id;
-	entry->gen = r->gen;
-	entry->flags = r->flags;
-	entry->inst = inst->id;
 	entry->src_type = r->src_type;
-	entry->reason = r->reason;
-	/* __data_loc: length in the high 16 bits, offset from the entry start */
-	entry->__data_loc_ips = (len << 16) |
-				offsetof(struct trace_event_raw_stack_id, __data);
-	memcpy(entry->__data, r->ips, len);
+	entry->gen = (u8)r->gen;
+	entry->flags = r->flags | (r->reason << FSM_SID_REASON_SHIFT);
+	/*
+	 * __data_loc: length in the high 16 bits, offset from the entry
+	 * start in the low 16. The cookie goes first: __data is 8-aligned in
+	 * the struct, so both arrays keep their natural alignment.
+	 */
+	entry->__data_loc_cookie = (clen << 16) | off;
+	entry->__data_loc_ips = (len << 16) | (off + clen);
+	if (clen)
+		memcpy(entry->__data, &r->cookie, clen);
+	memcpy(entry->__data + clen, r->ips, len);
 	trace_event_buffer_commit(&fbuffer);
 	return true;
 }
@@ -230,7 +238,7 @@ static void notrace fsm_probe(void *data)
 		rec.nr = 0;
 	}
 
-	if (!fsm_emit(inst, file, &rec)) {
+	if (!fsm_emit(file, &rec)) {
 		fsm_count(&pc->lost);
 		if (rec.flags & FSM_SID_F_INLINE) {
 			fsm_count(&pc->inline_lost);
@@ -436,7 +444,7 @@ static int fsm_event_reg(struct trace_event_call *call, enum trace_reg type,
 void fsm_write_reset_record(struct fsm_inst *inst, u32 gen)
 {
 	struct fsm_rec rec = {
-		.stack_id = FSM_STACK_ID_NONE,
+		.stack_id = gen,	/* the full generation (abi.h) */
 		.gen = gen,
 		.flags = FSM_SID_F_RESET,
 	};
@@ -449,7 +457,7 @@ void fsm_write_reset_record(struct fsm_inst *inst, u32 gen)
 		/* as in a tracepoint: trace_event_buffer_reserve() expects it */
 		preempt_disable_notrace();
 		if (!trace_trigger_soft_disabled(file))
-			fsm_emit(inst, file, &rec);
+			fsm_emit(file, &rec);
 		preempt_enable_notrace();
 	}
 	mutex_unlock(&fsm_mutex);
