@@ -185,9 +185,24 @@ CpuShard &StackMap::this_cpu_shard()
  * CPU, and a migrated task can share the shard. Only CPUs mapped to the same
  * hit shard ever write this line.
  */
+/*
+ * count_hit - bump the per-stack hit counter of this CPU's hit shard.
+ *
+ * A relaxed load and a relaxed store, not a read-modify-write: no locked
+ * instruction on the hit path for a statistic. The shard belongs to this
+ * CPU (cpu % kMaxHitShards: distinct for up to kMaxHitShards CPUs), so the
+ * only way to lose an increment is another insert of the same stack on the
+ * same shard between our load and our store: an NMI or interrupt nesting
+ * in here, more than kMaxHitShards CPUs sharing a shard, or (user space) a
+ * thread migrating. Per-stack hits are therefore a lower bound, exact in
+ * the common case; the map-wide hit count in stats() is derived from
+ * enters/exits and is exact. No ordering: nothing is published.
+ */
 FSM_ALWAYS_INLINE void StackMap::count_hit(CpuShard &sh, u32 id)
 {
-	hit_counts_[(u64)sh.hit_shard * capacity_ + id].fetch_add(1, relaxed);
+	Atomic<u32> &c = hit_counts_[(u64)sh.hit_shard * capacity_ + id];
+
+	c.store(c.load(relaxed) + 1, relaxed);
 }
 
 /*

@@ -51,7 +51,9 @@
  * taken but not yet published (lookup_id() returns -2 for them).
  *
  * Terms: "hits" of a stack = number of successful inserts that returned its
- * id in this generation, the creating insert included (the RFC's ref_count).
+ * id in this generation, the creating insert included (the RFC's ref_count);
+ * a lower bound, exact unless inserts of one stack nest on one CPU (see
+ * count_hit() in stackmap.cpp).
  * Map-wide "hits" in fsm_map_stats = successful inserts that found an
  * existing stack; "inserts" = inserts that created one; every call is
  * counted exactly once in hits + inserts + sum(drops).
