@@ -28,12 +28,28 @@
  *   unsigned long ips[]   __data_loc array: the stack, innermost first;
  *                   present only with FSM_SID_F_INLINE or FSM_SID_F_FALLBACK
  *
- * stack_map_bin, version 3
+ * stack_map_bin, version 4
  * ------------------------
  *   struct fsmb_header     (header_size bytes; readers skip unknown tails)
- *   nr_stacks times:
+ *   nr_stacks times:                        kernel stacks (as in version 3)
  *     struct fsmb_entry    16 bytes
  *     __le64 ips[nr]       innermost frame first
+ *   nr_ustacks times:                       user stacks (version >= 4)
+ *     struct fsmb_uentry   ustack_entry_size bytes (skip unknown tails)
+ *     __le64 frames[2 * nr]  (file id, offset | FSM_UFR_* flags) pairs,
+ *                          innermost first (ustack_abi.h)
+ *   file table (version >= 4), until a record with file_id 0:
+ *     struct fsmb_file     16 bytes
+ *     char path[path_len]  NUL-terminated
+ *     __u8 build_id[bid_len]
+ *     zero padding up to size bytes (a multiple of 8) from the record start
+ *
+ * Version 3 readers that honour header_size and stop after nr_stacks
+ * entries read the kernel part of a version 4 file unchanged. The file
+ * table holds the module's file ids at the time of reading (each record a
+ * consistent copy; ids entered or replaced while the file is read may or
+ * may not appear); a frame whose id is missing was evicted from the
+ * module's table (a bounded cache, 512 ids).
  */
 #ifndef _FTRACE_STACKMAP_ABI_H
 #define _FTRACE_STACKMAP_ABI_H
@@ -75,18 +91,22 @@
 /* ---- stack_map_bin ---- */
 
 #define FSMB_MAGIC		0x464D5342u	/* "BSMF" in memory: 'F''M''S''B' */
-#define FSMB_VERSION		3
+#define FSMB_VERSION		4
 #define FSMB_INSTANCE_LEN	64
 
 /* Header flags */
 /*
  * Header flags.
  * KERNEL:  the ips are kernel text addresses
- * PARTIAL: ids from nr_stacks on were still being published when the
- *          snapshot was taken: they are left out (read again later)
+ * PARTIAL: ids from nr_stacks (or nr_ustacks) on were still being
+ *          published when the snapshot was taken: they are left out (read
+ *          again later)
+ * USER:    the instance has a user stack map (options/stackmap_user was
+ *          set): the user sections describe it
  */
 #define FSMB_F_KERNEL		0x1
 #define FSMB_F_PARTIAL		0x2
+#define FSMB_F_USER		0x4
 
 /*
  * ref_symbol_addr is the run-time address of the kernel function
@@ -106,6 +126,13 @@ struct fsmb_header {
 	__le32 max_depth;	/* FSM_MAX_DEPTH */
 	__le64 ref_symbol_addr;	/* address of FSMB_REF_SYMBOL */
 	char instance[FSMB_INSTANCE_LEN];	/* NUL-padded; "" = top level */
+	/* version >= 4 */
+	__le32 nr_ustacks;	/* user stack entries after the kernel ones */
+	__le32 ugeneration;	/* user map generation (0: no user map) */
+	__le32 ubits;		/* capacity exponent of the user map */
+	__le32 umax_frames;	/* FSM_USTACK_MAX_RECORD_FRAMES */
+	__le32 ustack_entry_size;	/* sizeof(struct fsmb_uentry) */
+	__le32 reserved;	/* 0 */
 };
 
 struct fsmb_entry {
@@ -113,6 +140,29 @@ struct fsmb_entry {
 	__le32 nr;		/* frames that follow */
 	__le32 hits;		/* lookups that found this stack (saturated) */
 	__le32 reserved;	/* 0 */
+};
+
+/* Version >= 4: one user stack. */
+struct fsmb_uentry {
+	__le32 ustack_id;
+	__le32 nr;		/* frame pairs that follow */
+	__le32 hits;		/* lookups that found this stack (saturated) */
+	__le16 flags;		/* FSM_USF_IA32, FSM_USF_TRUNCATED */
+	__u8 stop;		/* where the walk ended (user_stack "stop") */
+	__u8 reserved;		/* 0 */
+	/* address-space key: a keyed hash (never a pointer), equal for the
+	 * stacks of one address space
+	 */
+	__le64 mm;
+};
+
+/* Version >= 4: one file of the file table. */
+struct fsmb_file {
+	__le64 file_id;		/* 0: end of the table */
+	__le32 size;		/* bytes of this record, padding included */
+	__le16 path_len;	/* bytes of path, NUL included */
+	__u8 bid_len;		/* bytes of GNU build-id, 0: none */
+	__u8 reserved;		/* 0 */
 };
 
 #endif /* _FTRACE_STACKMAP_ABI_H */

@@ -10,6 +10,15 @@
  * (file id, offset | flags) pairs, innermost first. File ids are resolved by
  * the most recent stackmap:file_map record with that id before the
  * user_stack record in the same instance.
+ *
+ * User stacks are deduplicated per instance: a user stack map keyed by the
+ * address space (a keyed hash, see user_stack.mm in stack_map) and the
+ * frames gives each distinct stack a ustack_id (in generation gen). The
+ * frames travel in the record only the first time an id appears in a
+ * recording (FSM_USF_INLINE); later records carry the id and nr = 0. When
+ * no id can be had the record carries the frames with FSM_USF_FALLBACK and
+ * id_reason says why (FSM_UIR_*); nothing is lost silently. Empty stacks
+ * (reason != 0 and nr == 0) have no id.
  */
 #ifndef _FTRACE_STACKMAP_USTACK_ABI_H
 #define _FTRACE_STACKMAP_USTACK_ABI_H
@@ -49,6 +58,34 @@
 /* user_stack.flags */
 #define FSM_USF_IA32		0x1	/* 32-bit (compat) user stack */
 #define FSM_USF_LATE		0x2	/* emitted after the walk (CACHED path) */
-#define FSM_USF_TRUNCATED	0x4	/* deeper than FSM_USTACK_MAX_FRAMES */
+#define FSM_USF_TRUNCATED	0x4	/* deeper than FSM_USTACK_MAX_RECORD_FRAMES */
+/*
+ * INLINE:   first use of ustack_id in this recording: frames[] carries its
+ *           stack
+ * FALLBACK: no id (ustack_id is FSM_USTACK_ID_NONE): frames[] carries the
+ *           stack, id_reason says why
+ * NEW:      this record created the id
+ * RESET:    marker: user map generation gen starts (echo reset >
+ *           stack_map); no stack, cookie 0
+ */
+#define FSM_USF_INLINE		0x8
+#define FSM_USF_FALLBACK	0x10
+#define FSM_USF_NEW		0x20
+#define FSM_USF_RESET		0x40
+
+/* user_stack.ustack_id when the record has no id. */
+#define FSM_USTACK_ID_NONE	0xffffffffu
+
+/*
+ * user_stack.id_reason with FSM_USF_FALLBACK: 1..6 are the map's drop
+ * reasons (as stack_id's reason), 7: the instance has no user map.
+ */
+#define FSM_UIR_MAP_FULL	1
+#define FSM_UIR_ARENA_FULL	2
+#define FSM_UIR_PROBE_LIMIT	3
+#define FSM_UIR_BUSY		4
+#define FSM_UIR_RESETTING	5
+#define FSM_UIR_INVALID		6
+#define FSM_UIR_NO_MAP		7
 
 #endif /* _FTRACE_STACKMAP_USTACK_ABI_H */

@@ -18,9 +18,11 @@
 TRACE_EVENT(user_stack,
 
 	TP_PROTO(u64 cookie, u32 ustack_id, u32 gen, u32 inst, u16 flags,
-		 u8 reason, u8 stop, const u64 *frames, unsigned int nr),
+		 u8 reason, u8 stop, u8 id_reason, const u64 *frames,
+		 unsigned int nr),
 
-	TP_ARGS(cookie, ustack_id, gen, inst, flags, reason, stop, frames, nr),
+	TP_ARGS(cookie, ustack_id, gen, inst, flags, reason, stop, id_reason,
+		frames, nr),
 
 	TP_STRUCT__entry(
 		__field(u64, cookie)
@@ -31,6 +33,7 @@ TRACE_EVENT(user_stack,
 		__field(u16, flags)
 		__field(u8, reason)
 		__field(u8, stop)
+		__field(u8, id_reason)
 		__dynamic_array(u64, frames, 2 * nr)
 	),
 
@@ -43,13 +46,14 @@ TRACE_EVENT(user_stack,
 		__entry->flags = flags;
 		__entry->reason = reason;
 		__entry->stop = stop;
+		__entry->id_reason = id_reason;
 		memcpy(__get_dynamic_array(frames), frames, 2 * nr * sizeof(u64));
 	),
 
-	TP_printk("cookie=0x%llx ustack_id=%u gen=%u inst=%u flags=0x%x reason=%u stop=%u nr=%u frames=%s",
+	TP_printk("cookie=0x%llx ustack_id=%u gen=%u inst=%u flags=0x%x reason=%u stop=%u id_reason=%u nr=%u frames=%s",
 		  (unsigned long long)__entry->cookie, __entry->ustack_id,
 		  __entry->gen, __entry->inst, __entry->flags, __entry->reason,
-		  __entry->stop, __entry->nr,
+		  __entry->stop, __entry->id_reason, __entry->nr,
 		  __print_array(__get_dynamic_array(frames),
 				__get_dynamic_array_len(frames) / sizeof(u64),
 				sizeof(u64)))

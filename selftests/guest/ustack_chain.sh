@@ -45,8 +45,8 @@ setup() {
 # resolve TRACE PROG LABEL: every user_stack whose frame 0 is in PROG
 # names ustack_sys|ustack_touch, ustack_f6 .. ustack_f1, main
 resolve() {
-	local trace=$1 prog=$2 L=$3 l id path fr i n=0 bad=0 f off want got
-	local -A paths
+	local trace=$1 prog=$2 L=$3 l id g path fr i n=0 bad=0 unknown=0 f off want got
+	local -A paths known
 	local -a a offs
 	# one grep, then bash on the few lines that matter
 	grep -E ' (user_stack|file_map): ' "$trace" >"$TMPD/$L.u"
@@ -59,6 +59,19 @@ resolve() {
 			;;
 		*" user_stack: "*)
 			fr=${l#* frames=\{}; fr=${fr%\}*}
+			# deduplicated: frames only in the first record of an id
+			# in this recording; later ones carry the id alone
+			id=${l#* ustack_id=}; id=${id%% *}
+			g=${l#* gen=}; g=${g%% *}
+			if [ -n "$fr" ]; then
+				[ "$id" != 4294967295 ] && known[$g.$id]=$fr
+			elif [ "$id" != 4294967295 ]; then
+				fr=${known[$g.$id]}
+				# the program's own ids start in this recording
+				# (other tasks' ids may come from older ones)
+				[[ -n $fr || $l != *" ${prog##*/}-"[0-9]* ]] ||
+					unknown=$((unknown + 1))
+			fi
 			IFS=, read -r -a a <<<"$fr"
 			[ ${#a[@]} -ge 16 ] || continue
 			[ "${paths[${a[0]}]}" = "$prog" ] || continue
@@ -81,6 +94,7 @@ resolve() {
 		esac
 	done <"$TMPD/$L.u"
 	check "$L: user stacks of the program found ($n)" [ "$n" -gt 0 ]
+	check_eq "$L: every id-only user_stack follows its id's inline record" "$unknown" 0
 	check_eq "$L: all 8 innermost frames in the program" "$bad" 0
 	[ -s "$TMPD/$L.offs" ] || return
 	# one addr2line per distinct stack
@@ -121,7 +135,8 @@ while IFS= read -r l; do case $l in user*) diag "$l" ;; esac; done <"$s"
 q=$(stat_get "$s" user_walks_queued)
 r=$(stat_get "$s" user_requests)
 check "requests ($r) > walks queued ($q): reuse within an entry" [ "$r" -gt "$q" ]
-check "cookies in stack_id records" eval 'grep -q "stack_id: .*cookie=0x[1-9a-f]" $TMPD/c64.trace'
+# cookie=0x1a (older format) or cookie={0x1a} (compact stack_id record)
+check "cookies in stack_id records" eval 'grep -Eq "stack_id: .*cookie=\{?0x[1-9a-f]" $TMPD/c64.trace'
 if [ -x "$TMPD/chain32" ]; then
 	run_prog "$TMPD/chain32" c32 20
 fi
@@ -134,7 +149,7 @@ run_prog "$TMPD/chain64" exec 5 exec "$TMPD/chain64" 5
 check "user_stack cookies match stack_id cookies" eval '
 	declare -A ck; bad=0
 	while IFS= read -r l; do
-		c=${l#*cookie=}; c=${c%% *}
+		c=${l#*cookie=}; c=${c%% *}; c=${c#\{}; c=${c%\}}
 		case $l in
 		*" stack_id: "*) ck[$c]=1 ;;
 		*chain64-*" user_stack: "*) [ -n "${ck[$c]}" ] || bad=$((bad + 1)) ;;

@@ -40,10 +40,10 @@
 #define NT_GNU_BUILD_ID	3	/* elf.h of newer kernels */
 #endif
 
-#define FSM_FID_SLOTS		512	/* power of two */
+#define FSM_FID_SLOTS		FSM_FILEID_SLOTS	/* power of two */
 #define FSM_FID_PROBE		4
-#define FSM_FID_PATH		256
-#define FSM_FID_BID		20	/* SHA-1 build-ids; longer ones are cut */
+#define FSM_FID_PATH		FSM_FILEID_PATH
+#define FSM_FID_BID		FSM_FILEID_BID	/* SHA-1 build-ids; longer ones are cut */
 #define FSM_FID_PHDRS		32	/* program headers looked at */
 #define FSM_FID_NOTES		2048	/* bytes of PT_NOTE segments read */
 
@@ -289,23 +289,35 @@ void fsm_fileid_show(struct seq_file *m, u64 id, u64 off)
 }
 
 /**
- * fsm_fileid_table_show - the file table: "file_id path build_id" lines.
+ * fsm_fileid_slot - copy one entry of the file table.
+ * @slot: 0 .. FSM_FILEID_SLOTS - 1
+ * @out:  the copy (consistent: taken under the table's mutex)
+ *
+ * For readers that stream the table (stack_map, stack_map_bin): one short
+ * critical section per entry, no allocation. Entries entered or replaced
+ * meanwhile may or may not be seen.
  * Context: task.
+ * Return: true if the slot holds a file, false if it is free (or @slot is
+ * out of range).
  */
-void fsm_fileid_table_show(struct seq_file *m)
+bool fsm_fileid_slot(unsigned int slot, struct fsm_fileid_info *out)
 {
-	unsigned int i;
+	struct fsm_fid *f;
+	bool used;
 
+	if (slot >= FSM_FID_SLOTS)
+		return false;
 	mutex_lock(&fsm_fid_mutex);
-	for (i = 0; i < FSM_FID_SLOTS; i++) {
-		struct fsm_fid *f = &fsm_fids[i];
-
-		if (!f->id)
-			continue;
-		seq_printf(m, "file %016llx %s %*phN\n", f->id, f->path,
-			   f->bid_len, f->bid);
+	f = &fsm_fids[slot];
+	used = f->id != 0;
+	if (used) {
+		out->id = f->id;
+		out->bid_len = f->bid_len;
+		memcpy(out->bid, f->bid, sizeof(out->bid));
+		strscpy(out->path, f->path, sizeof(out->path));
 	}
 	mutex_unlock(&fsm_fid_mutex);
+	return used;
 }
 
 /**

@@ -106,6 +106,8 @@ static void fsm_inst_release(struct kref *ref)
 	fsm_sources_free(&srcs);
 	if (inst->map)
 		fsm_map_destroy(inst->map);
+	if (inst->umap)
+		fsm_map_destroy(inst->umap);	/* user stacks (ustack.c) */
 	free_percpu(inst->pcpu);
 	dput(inst->dir);
 	kfree(inst->name);

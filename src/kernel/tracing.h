@@ -142,6 +142,11 @@ struct fsm_src {
  * @map_rwsem:  reset (write) against readers of the map (read)
  * @gen:        current generation (written under @map_rwsem held for write)
  * @resets:     resets done (under @map_rwsem)
+ * @umap:       the user stack map (ustack.c), NULL until options/
+ *              stackmap_user is first set; published once with
+ *              smp_store_release() (readers: smp_load_acquire()), reset
+ *              with @map (under @map_rwsem), freed with the struct
+ * @ugen:       its current generation (written under @map_rwsem)
  * @pcpu:       tracing counters
  */
 struct fsm_inst {
@@ -166,6 +171,8 @@ struct fsm_inst {
 	struct rw_semaphore map_rwsem;
 	u32 gen;
 	u64 resets;
+	struct fsm_map *umap;
+	u32 ugen;
 	struct fsm_inst_pcpu __percpu *pcpu;
 };
 

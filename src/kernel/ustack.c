@@ -24,6 +24,14 @@
  *   records it needs and one user_stack record. An exiting task (after
  *   exit_mm), an exec in between, no mm: an empty stack with a reason.
  *
+ * Deduplication: each instance that asked inserts the stack, keyed by the
+ * address space (fsm_ust_mm_key()) and the frames, into its user stack map
+ * (inst->umap, the core map of src/core, allocated when options/
+ * stackmap_user is turned on). The user_stack record carries the id, and
+ * the frames only the first time the id appears in the instance's current
+ * recording (FSM_INSERT_FIRST_EMIT with the instance's user epoch), or
+ * with FSM_USF_FALLBACK when no id can be had.
+ *
  * Late requests (CACHED: the walk of this entry is done but this instance
  * was not in it, e.g. an event on the way out) add their instance to the
  * slot's late mask and queue a second, emit-only task work, at most once
@@ -45,11 +53,13 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
+#include <linux/random.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <linux/sched/task_stack.h>
 #include <linux/seq_file.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/trace_events.h>
@@ -95,8 +105,12 @@ static_assert(FSM_UST_MAX_INST == FSM_UWC_MAX_INSTANCES, "ustack.h and fsm_unwin
  * @late_mask: instances to serve from @emit_work (atomic OR / xchg)
  * @xl_cookie: the entry @frames belong to
  * @nr, @flags, @reason, @stop: the translated stack of that entry
- * @frames:    (file id, offset | flags) pairs; written by the walk only,
- *             published by the cache's DONE store-release
+ * @words:     the user map key of that stack (ustack.h, FSM_UKEY_*): the
+ *             address-space key, a meta word, then the (file id,
+ *             offset | flags) pairs (fsm_ust_frames()); written by the walk
+ *             and the delivery, both task works of the slot's task (never
+ *             concurrent); the frames are published by the cache's DONE
+ *             store-release
  * @uwc:       the per-entry cache state
  */
 struct fsm_ust_slot {
@@ -112,9 +126,17 @@ struct fsm_ust_slot {
 	u16 flags;
 	u8 reason;
 	u8 stop;
-	u64 frames[2 * FSM_MAX_USER_DEPTH];
+	u64 words[FSM_UKEY_HDR + 2 * FSM_MAX_USER_DEPTH];
 	struct fsm_uwc_task uwc;
 };
+
+#define fsm_ust_frames(slot)	(&(slot)->words[FSM_UKEY_HDR])
+
+/* Key words of the longest stack a record (and the user map) holds. */
+#define FSM_UST_MAP_DEPTH	(FSM_UKEY_HDR + 2 * FSM_USTACK_MAX_RECORD_FRAMES)
+/* User map arena: sized for a mean of 12 frames per stack. */
+#define FSM_UST_MEAN_WORDS	(FSM_UKEY_HDR + 2 * 12)
+static_assert(FSM_UST_MAP_DEPTH <= FSM_MAX_MAP_DEPTH, "user map keys too wide for the core");
 
 enum fsm_ust_stat {
 	FSM_UST_REQUESTS,	/* requests that got a cookie */
@@ -127,6 +149,9 @@ enum fsm_ust_stat {
 	FSM_UST_DELIVERED,	/* user_stack records written */
 	FSM_UST_LOST,		/* user_stack records the buffer refused */
 	FSM_UST_EMPTY,		/* user_stack records with no frame */
+	FSM_UST_INLINE,		/* ... with an id and its frames (first use) */
+	FSM_UST_FALLBACK,	/* ... with frames but no id (map full...) */
+	FSM_UST_INLINE_LOST,	/* lost records that should have been INLINE */
 	FSM_UST_NR_STATS
 };
 
@@ -141,6 +166,9 @@ static const char * const fsm_ust_stat_names[] = {
 	[FSM_UST_DELIVERED] = "user_stacks",
 	[FSM_UST_LOST] = "user_stacks_lost",
 	[FSM_UST_EMPTY] = "user_stacks_empty",
+	[FSM_UST_INLINE] = "user_inline_emits",
+	[FSM_UST_FALLBACK] = "user_fallbacks",
+	[FSM_UST_INLINE_LOST] = "user_inline_lost",
 };
 static_assert(ARRAY_SIZE(fsm_ust_stat_names) == FSM_UST_NR_STATS);
 
@@ -163,15 +191,18 @@ static_assert(ARRAY_SIZE(fsm_urs_names) == FSM_URS_NR);
  *           such sections (tracepoint_synchronize_unregister()) before
  *           freeing an instance's event files
  * @fm_file: same for stackmap:file_map
- * @epoch:   bumped when user_stack is enabled (a new recording): file_map
- *           records go out again
+ * @epoch:   user recording epoch, never 0: bumped when user_stack is
+ *           enabled (a new recording) and when a user_stack record that
+ *           should have carried its frames inline was lost, so that
+ *           file_map records and every ustack id's frames go out again
+ *           (a plain value compared by the map and fileid.c: no ordering)
  * @stat:    counters (atomic64: requests come from NMI too)
  * @empty:   empty user_stack records by reason
  */
 struct fsm_ust_inst {
 	struct trace_event_file *us_file;
 	struct trace_event_file *fm_file;
-	u32 epoch;
+	atomic_t epoch;
 	atomic64_t stat[FSM_UST_NR_STATS];
 	atomic64_t empty[FSM_URS_NR];
 };
@@ -195,6 +226,8 @@ static atomic_t fsm_ust_outstanding = ATOMIC_INIT(0);
 static DEFINE_PER_CPU(int, fsm_ust_getting_ref);
 static DECLARE_WAIT_QUEUE_HEAD(fsm_ust_wq);
 static atomic64_t fsm_ust_walks = ATOMIC64_INIT(0);
+/* key of the address-space hash (fsm_ust_mm_key()), random per load */
+static siphash_key_t fsm_ust_mm_siphash;
 static struct tracepoint *fsm_ust_tp_free;
 static bool fsm_ust_ready;
 
@@ -512,13 +545,13 @@ struct fsm_ust_walk_ctx {
 
 /*
  * Turn slot->uwc.entries[0..nr) into (file id, offset | flags) pairs in
- * slot->frames. Context: task, may sleep; the mm is current's and alive.
+ * fsm_ust_frames(slot). Context: task, may sleep; the mm is current's and alive.
  */
 static void fsm_ust_translate(struct fsm_ust_slot *slot,
 			      const unsigned long long *ips, unsigned int nr)
 {
 	struct mm_struct *mm = current->mm;
-	u64 *fr = slot->frames;
+	u64 *fr = fsm_ust_frames(slot);
 	unsigned int i;
 
 	mmap_read_lock(mm);
@@ -561,6 +594,28 @@ static void fsm_ust_translate(struct fsm_ust_slot *slot,
 	}
 }
 
+/*
+ * The address-space identity of a user stack: a keyed hash of the mm, the
+ * thread group leader's start time and exec count, under a key of our own
+ * (never the raw pointer, never the %p key). Equal for all threads of a
+ * process between two execs; a reused mm pointer of a later process hashes
+ * differently. Context: task work of @t, @t->mm alive.
+ */
+static u64 fsm_ust_mm_key(struct task_struct *t)
+{
+	struct task_struct *leader;
+	u64 start;
+	u32 exec;
+
+	rcu_read_lock();	/* group_leader changes only in a de_thread() exec */
+	leader = READ_ONCE(t->group_leader);
+	start = leader->start_time;
+	exec = READ_ONCE(leader->self_exec_id);
+	rcu_read_unlock();
+	return siphash_3u64((unsigned long)t->mm, start, exec,
+			    &fsm_ust_mm_siphash);
+}
+
 static unsigned int fsm_ust_abort(struct fsm_ust_slot *slot,
 				  struct fsm_uw_result *res, u8 reason)
 {
@@ -598,6 +653,7 @@ static unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
 			return fsm_ust_abort(slot, res, FSM_URS_SEGMENTS);
 	}
 	atomic64_inc(&fsm_ust_walks);
+	slot->words[FSM_UKEY_MM] = fsm_ust_mm_key(t);
 	nr = fsm_uw_walk(&u, fsm_ust_read, NULL, entries, max, res);
 	slot->stop = res->stop;
 	slot->reason = res->stop == FSM_UW_STOP_FIRST_FAULT ?
@@ -644,14 +700,31 @@ out:
 	return ok;
 }
 
-static void fsm_ust_write_user_stack(u32 inst, u64 cookie,
-				     const struct fsm_ust_slot *slot, u16 flags)
+/* What one user_stack record says (ustack_abi.h). */
+struct fsm_ust_rec {
+	u64 cookie;
+	u32 id;
+	u32 gen;
+	u16 flags;
+	u8 reason;
+	u8 stop;
+	u8 id_reason;
+	u32 nr;			/* frame pairs in @frames */
+	const u64 *frames;
+};
+
+/*
+ * Write one user_stack record into an instance. Context: task.
+ * Return: true if committed; false if the event is off there or the ring
+ * buffer refused it (counted as lost).
+ */
+static bool fsm_ust_write_user_stack(u32 inst, const struct fsm_ust_rec *r)
 {
 	struct trace_event_raw_user_stack *entry;
 	struct trace_event_buffer fbuffer;
 	struct trace_event_file *file;
-	u32 nr = min_t(u32, slot->nr, FSM_USTACK_MAX_RECORD_FRAMES);
-	u32 len = 2 * nr * sizeof(u64);
+	u32 len = 2 * r->nr * sizeof(u64);
+	bool ok = false;
 
 	preempt_disable_notrace();
 	file = READ_ONCE(fsm_ust_insts[inst].us_file);
@@ -662,48 +735,157 @@ static void fsm_ust_write_user_stack(u32 inst, u64 cookie,
 		fsm_ust_count(inst, FSM_UST_LOST);
 		goto out;
 	}
-	entry->cookie = cookie;
-	entry->ustack_id = 0;
-	entry->gen = 0;
+	entry->cookie = r->cookie;
+	entry->ustack_id = r->id;
+	entry->gen = r->gen;
 	entry->inst = inst;
-	entry->nr = nr;
-	if (nr < slot->nr)
-		flags |= FSM_USF_TRUNCATED;
-	entry->flags = slot->flags | flags;
-	entry->reason = slot->reason;
-	entry->stop = slot->stop;
+	entry->nr = r->nr;
+	entry->flags = r->flags;
+	entry->reason = r->reason;
+	entry->stop = r->stop;
+	entry->id_reason = r->id_reason;
 	entry->__data_loc_frames = (len << 16) |
 				   offsetof(struct trace_event_raw_user_stack, __data);
-	memcpy(entry->__data, slot->frames, len);
+	memcpy(entry->__data, r->frames, len);
 	trace_event_buffer_commit(&fbuffer);
+	ok = true;
+out:
+	preempt_enable_notrace();
+	return ok;
+}
+
+/*
+ * The id of the slot's stack (@nr frames of it) in an instance's user map.
+ * Fills @r's id, gen, flags (NEW, INLINE, FALLBACK) and id_reason.
+ * Context: task work of the slot's task (may sleep: instance reference).
+ */
+static void fsm_ust_get_id(struct fsm_ust_slot *slot, u32 inst_id, u32 nr,
+			   u32 epoch, struct fsm_ust_rec *r)
+{
+	struct fsm_insert_result res;
+	struct fsm_inst *inst;
+	struct fsm_map *umap;
+	int ret;
+
+	inst = fsm_inst_get_by_id(inst_id);
+	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
+	umap = inst ? smp_load_acquire(&inst->umap) : NULL;
+	if (!umap) {
+		r->flags |= FSM_USF_FALLBACK;
+		r->id_reason = FSM_UIR_NO_MAP;
+		goto out;
+	}
+	slot->words[FSM_UKEY_META] = (r->flags & (FSM_USF_IA32 | FSM_USF_TRUNCATED)) |
+				     (u64)slot->stop << 16;
+	/* a reset waits for inserters: keep this short and unpreempted */
+	preempt_disable();
+	ret = fsm_map_insert(umap, slot->words, FSM_UKEY_HDR + 2 * nr, epoch,
+			     &res);
+	preempt_enable();
+	if (!ret) {
+		r->id = res.id;
+		r->gen = res.generation;
+		if (res.flags & FSM_INSERT_NEW)
+			r->flags |= FSM_USF_NEW;
+		if (res.flags & FSM_INSERT_FIRST_EMIT)
+			r->flags |= FSM_USF_INLINE;
+	} else {
+		/* no id: the record carries the frames, never lost silently */
+		r->gen = READ_ONCE(inst->ugen);
+		r->flags |= FSM_USF_FALLBACK;
+		r->id_reason = -ret;
+	}
+out:
+	if (inst)
+		fsm_inst_put(inst);
+}
+
+/* Serve one instance. Context: task work of the slot's task. */
+static void fsm_ust_deliver_one(struct fsm_ust_slot *slot, u32 inst, u64 cookie,
+				u16 flags)
+{
+	struct fsm_ust_inst *ui = &fsm_ust_insts[inst];
+	u32 epoch = atomic_read(&ui->epoch);
+	u32 nr = min_t(u32, slot->nr, FSM_USTACK_MAX_RECORD_FRAMES);
+	const u64 *fr = fsm_ust_frames(slot);
+	struct fsm_ust_rec r = {
+		.cookie = cookie,
+		.id = FSM_USTACK_ID_NONE,
+		.flags = slot->flags | flags,
+		.reason = slot->reason,
+		.stop = slot->stop,
+		.frames = fr,
+	};
+	unsigned int i;
+
+	if (!READ_ONCE(ui->us_file))
+		return;		/* user_stack is off here: nothing to write */
+	if (nr < slot->nr)
+		r.flags |= FSM_USF_TRUNCATED;
+	for (i = 0; i < nr; i++) {
+		u64 id = fr[2 * i];
+
+		if (!id || (i && fr[2 * i - 2] == id))
+			continue;
+		fsm_fileid_emit(id, inst, epoch, fsm_ust_write_file_map,
+				(void *)(unsigned long)inst);
+	}
+	/* an empty stack has no id: nothing to deduplicate */
+	if (nr)
+		fsm_ust_get_id(slot, inst, nr, epoch, &r);
+	if (r.flags & (FSM_USF_INLINE | FSM_USF_FALLBACK))
+		r.nr = nr;
+	if (!fsm_ust_write_user_stack(inst, &r)) {
+		if (r.flags & FSM_USF_INLINE) {
+			fsm_ust_count(inst, FSM_UST_INLINE_LOST);
+			/*
+			 * The id's first appearance did not reach the trace:
+			 * a new epoch, so that ids (and file_map records) go
+			 * out inline once more. One winner per epoch; a plain
+			 * value compared by the map, no ordering needed.
+			 */
+			atomic_cmpxchg(&ui->epoch, epoch, epoch + 1 ? epoch + 1 : 1);
+		}
+		return;
+	}
 	fsm_ust_count(inst, FSM_UST_DELIVERED);
 	if (!slot->nr)
 		fsm_ust_count(inst, FSM_UST_EMPTY);
-	atomic64_inc(&fsm_ust_insts[inst].empty[slot->reason < FSM_URS_NR ?
-						 slot->reason : 0]);
-out:
-	preempt_enable_notrace();
+	if (r.flags & FSM_USF_INLINE)
+		fsm_ust_count(inst, FSM_UST_INLINE);
+	if (r.flags & FSM_USF_FALLBACK)
+		fsm_ust_count(inst, FSM_UST_FALLBACK);
+	atomic64_inc(&ui->empty[slot->reason < FSM_URS_NR ? slot->reason : 0]);
 }
 
 /* Serve every instance of @mask. Context: task work of the slot's task. */
 static void fsm_ust_deliver(struct fsm_ust_slot *slot, u64 cookie, u64 mask,
 			    u16 flags)
 {
-	unsigned int inst, i;
+	unsigned int inst;
 
-	for_each_set_bit(inst, (unsigned long *)&mask, FSM_UST_MAX_INST) {
-		u32 epoch = READ_ONCE(fsm_ust_insts[inst].epoch);
+	for_each_set_bit(inst, (unsigned long *)&mask, FSM_UST_MAX_INST)
+		fsm_ust_deliver_one(slot, inst, cookie, flags);
+}
 
-		for (i = 0; i < slot->nr; i++) {
-			u64 id = slot->frames[2 * i];
+/**
+ * fsm_ustack_write_reset - mark a new user map generation in the trace.
+ * @inst: instance whose user map was reset
+ * @gen:  the generation that starts
+ *
+ * A user_stack record with FSM_USF_RESET, no cookie, no stack. Written only
+ * while user_stack is enabled in the instance. Context: task.
+ */
+void fsm_ustack_write_reset(struct fsm_inst *inst, u32 gen)
+{
+	struct fsm_ust_rec r = {
+		.id = FSM_USTACK_ID_NONE,
+		.gen = gen,
+		.flags = FSM_USF_RESET,
+	};
 
-			if (!id || (i && slot->frames[2 * i - 2] == id))
-				continue;
-			fsm_fileid_emit(id, inst, epoch, fsm_ust_write_file_map,
-					(void *)(unsigned long)inst);
-		}
-		fsm_ust_write_user_stack(inst, cookie, slot, flags);
-	}
+	if (inst->id < FSM_UST_MAX_INST)
+		fsm_ust_write_user_stack(inst->id, &r);
 }
 
 static void fsm_ust_walk_work(struct callback_head *head)
@@ -779,7 +961,9 @@ static int fsm_ust_reg(struct trace_event_call *call, enum trace_reg type,
 		ui = fsm_ust_inst_of_file(file, &id);
 		if (!IS_ERR(ui)) {
 			if (us) {
-				WRITE_ONCE(ui->epoch, ui->epoch + 1);
+				/* 0 means "never inline": skip it */
+				if (!atomic_inc_return(&ui->epoch))
+					atomic_inc(&ui->epoch);
 				WRITE_ONCE(ui->us_file, file);
 			} else {
 				WRITE_ONCE(ui->fm_file, file);
@@ -838,6 +1022,42 @@ static ssize_t fsm_ust_opt_read(struct file *file, char __user *ubuf,
 static DEFINE_MUTEX(fsm_ust_opt_mutex);
 
 /*
+ * Allocate the instance's user stack map (once; it lives as long as the
+ * instance). Context: task, fsm_ust_opt_mutex held.
+ * Return: 0 or -errno (with one dmesg line).
+ */
+static int fsm_ust_umap_alloc(struct fsm_inst *inst)
+{
+	struct fsm_map_params p = {
+		.bits = fsm_bits,
+		.max_depth = FSM_UST_MAP_DEPTH,
+		.arena_bytes = (8ULL * FSM_UST_MEAN_WORDS + 16) << fsm_bits,
+	};
+	struct fsm_map_stats st;
+	struct fsm_map *map;
+	u64 key[2];
+	int err = 0;
+
+	lockdep_assert_held(&fsm_ust_opt_mutex);
+	if (inst->umap)
+		return 0;
+	fsm_map_key(key);
+	p.key[0] = key[0];
+	p.key[1] = key[1];
+	map = fsm_map_create(&p, &err);
+	if (!map) {
+		pr_warn("%s: cannot allocate the user stack map (bits=%u): %d\n",
+			fsm_inst_label(inst), fsm_bits, err);
+		return err ? err : -ENOMEM;
+	}
+	fsm_map_stats(map, &st);
+	inst->ugen = st.generation;
+	/* Pairs with smp_load_acquire() in fsm_ust_get_id() and nodes.c. */
+	smp_store_release(&inst->umap, map);
+	return 0;
+}
+
+/*
  * 1: stack_id records of this instance carry cookies, and user_stack and
  * file_map are enabled in it. 0: the reverse.
  */
@@ -856,6 +1076,15 @@ static ssize_t fsm_ust_opt_write(struct file *file, const char __user *ubuf,
 	inst = fsm_inst_get_by_id(id);
 	if (!inst)
 		return -ENODEV;
+	if (on) {
+		mutex_lock(&fsm_ust_opt_mutex);
+		ret = fsm_ust_umap_alloc(inst);
+		mutex_unlock(&fsm_ust_opt_mutex);
+		if (ret) {
+			fsm_inst_put(inst);
+			return ret;
+		}
+	}
 	ret = fsm_ust_set_event(inst, "file_map", on);
 	if (!ret)
 		ret = fsm_ust_set_event(inst, "user_stack", on);
@@ -879,19 +1108,22 @@ const struct file_operations fsm_ustack_opt_fops = {
 
 /**
  * fsm_ustack_stat_show - user-stack lines of stack_map_stat.
- * @m:       the seq_file
- * @inst_id: instance
+ * @m:    the seq_file
+ * @inst: instance (reference held by the reader)
  * Context: task.
  */
-void fsm_ustack_stat_show(struct seq_file *m, u32 inst_id)
+void fsm_ustack_stat_show(struct seq_file *m, struct fsm_inst *inst)
 {
+	unsigned long long drops = 0;
+	struct fsm_map_stats st = {};
 	struct fsm_ust_inst *ui;
+	struct fsm_map *umap;
 	unsigned int i;
 
-	if (inst_id >= FSM_UST_MAX_INST)
+	if (inst->id >= FSM_UST_MAX_INST)
 		return;
-	ui = &fsm_ust_insts[inst_id];
-	seq_printf(m, "user_option: %u\n", !!(READ_ONCE(fsm_ust_on) & BIT_ULL(inst_id)));
+	ui = &fsm_ust_insts[inst->id];
+	seq_printf(m, "user_option: %u\n", !!(READ_ONCE(fsm_ust_on) & BIT_ULL(inst->id)));
 	seq_printf(m, "user_walks_all_instances: %lld\n", atomic64_read(&fsm_ust_walks));
 	for (i = 0; i < FSM_UST_NR_STATS; i++)
 		seq_printf(m, "%s: %lld\n", fsm_ust_stat_names[i],
@@ -899,6 +1131,27 @@ void fsm_ustack_stat_show(struct seq_file *m, u32 inst_id)
 	for (i = 0; i < FSM_URS_NR; i++)
 		seq_printf(m, "user_stacks_reason_%s: %lld\n", fsm_urs_names[i],
 			   atomic64_read(&ui->empty[i]));
+	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
+	umap = smp_load_acquire(&inst->umap);
+	if (umap)
+		fsm_map_stats(umap, &st);
+	for (i = 1; i < FSM_DROP_NR_REASONS; i++)
+		drops += st.drops[i];
+	seq_printf(m, "user_map_allocated: %d\n", umap != NULL);
+	seq_printf(m, "user_entries: %u\n", st.entries);
+	seq_printf(m, "user_capacity: %u\n", st.capacity);
+	seq_printf(m, "user_max_words: %u\n", st.max_depth);
+	seq_printf(m, "user_arena_used: %llu\n", st.arena_used);
+	seq_printf(m, "user_arena_size: %llu\n", st.arena_size);
+	seq_printf(m, "user_memory_bytes: %llu\n", st.memory_bytes);
+	seq_printf(m, "user_generation: %u\n", st.generation);
+	seq_printf(m, "user_hits: %llu\n", st.hits);
+	seq_printf(m, "user_inserts: %llu\n", st.inserts);
+	seq_printf(m, "user_drops: %llu\n", drops);
+	for (i = 1; i < FSM_DROP_NR_REASONS; i++)
+		seq_printf(m, "user_drops_%s: %llu\n", fsm_drop_reason_name(i),
+			   st.drops[i]);
+	seq_printf(m, "user_lost_races: %llu\n", st.lost_races);
 }
 
 /* ---- init / exit ---- */
@@ -924,6 +1177,7 @@ int fsm_ustack_init(void)
 		pr_err("user-stack events are not routed through the module's .reg\n");
 		return -EINVAL;
 	}
+	get_random_bytes(&fsm_ust_mm_siphash, sizeof(fsm_ust_mm_siphash));
 	ret = fsm_fileid_init();
 	if (ret)
 		return ret;

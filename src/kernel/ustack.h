@@ -23,11 +23,28 @@ struct seq_file;
 /* Instances that can ask for user stacks: bits of the cache's mask. */
 #define FSM_UST_MAX_INST	63
 
+struct fsm_inst;
+
 int fsm_ustack_init(void);
 void fsm_ustack_exit(void);
 u64 fsm_ustack_request(u32 inst_id);
-void fsm_ustack_stat_show(struct seq_file *m, u32 inst_id);
+void fsm_ustack_stat_show(struct seq_file *m, struct fsm_inst *inst);
+void fsm_ustack_write_reset(struct fsm_inst *inst, u32 gen);
 extern const struct file_operations fsm_ustack_opt_fops;
+
+/*
+ * The user stack map's key (and record) for a stack of nr frames:
+ *   [0] FSM_UKEY_MM    address-space key (keyed siphash, never a pointer)
+ *   [1] FSM_UKEY_META  FSM_USF_IA32 | FSM_USF_TRUNCATED in bits 0..15,
+ *                      the walk's stop reason in bits 16..23
+ *   [2 + 2i], [3 + 2i] frame i: file id, offset | FSM_UFR_* flags
+ * so a record of w words holds (w - FSM_UKEY_HDR) / 2 frames.
+ */
+#define FSM_UKEY_MM		0
+#define FSM_UKEY_META		1
+#define FSM_UKEY_HDR		2
+#define FSM_UKEY_META_FLAGS(m)	((u16)(m))
+#define FSM_UKEY_META_STOP(m)	((u8)((m) >> 16))
 
 /* fileid.c */
 int fsm_fileid_init(void);
@@ -38,6 +55,19 @@ typedef bool (*fsm_fileid_emit_fn)(void *ctx, u64 id, const char *path,
 void fsm_fileid_emit(u64 id, u32 inst_id, u32 epoch, fsm_fileid_emit_fn fn,
 		     void *ctx);
 void fsm_fileid_show(struct seq_file *m, u64 id, u64 off);
-void fsm_fileid_table_show(struct seq_file *m);
+
+#define FSM_FILEID_SLOTS	512	/* entries of the file table */
+#define FSM_FILEID_PATH		256	/* longest path kept, NUL included */
+#define FSM_FILEID_BID		20	/* longest build-id kept */
+
+/* A copy of one file table entry (fsm_fileid_slot()). */
+struct fsm_fileid_info {
+	u64 id;
+	u8 bid_len;
+	u8 bid[FSM_FILEID_BID];
+	char path[FSM_FILEID_PATH];
+};
+
+bool fsm_fileid_slot(unsigned int slot, struct fsm_fileid_info *out);
 
 #endif /* FSM_USTACK_H */

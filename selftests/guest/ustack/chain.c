@@ -9,7 +9,12 @@
  * -fno-optimize-sibling-calls, 64-bit and -m32. The syscall is issued
  * with inline asm: Debian's glibc has no frame pointers.
  *
- * Usage: chain N [fork|thread|exec|signal]
+ * Usage: chain N [fork|thread|exec|signal|stdin]
+ *
+ * stdin: after the first N calls, N more for each line read from stdin
+ * (the pages touched again),
+ * each batch acknowledged with a "done" line on stdout (a test drives one
+ * process, one address space, across several recordings).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -103,6 +108,28 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < n; i++)
 		sink += ustack_f1(i);
+	if (!strcmp(mode, "stdin")) {
+		char c;
+
+		if (write(1, "done\n", 5) != 5)
+			return 1;
+		while (read(0, &c, 1) == 1) {
+			if (c != '\n')
+				continue;
+			/*
+			 * Fault the pages in again: each syscall entry is then
+			 * followed by a fault entry, so that two consecutive
+			 * entries never have the same saved registers (the
+			 * per-entry cache would take them for one entry).
+			 */
+			madvise(pages, npages * 4096, MADV_DONTNEED);
+			next_page = 0;
+			for (i = 0; i < n; i++)
+				sink += ustack_f1(i);
+			if (write(1, "done\n", 5) != 5)
+				return 1;
+		}
+	}
 	if (!strcmp(mode, "fork"))
 		wait(NULL);
 	else if (!strcmp(mode, "thread"))
