@@ -8,9 +8,14 @@
 #   FSM_FTRACETEST      ftracetest directory (default: the unpacked
 #                       linux-source-6.1 under /root/ref or /usr/src)
 #   FSM_FTRACETEST_SET  test.d subdirectories or .tc files to run (default:
-#                       the areas the module touches: events, instances,
-#                       triggers, filters; not 00basic, whose tracer loop
-#                       patches all functions and soft-locks a TCG guest)
+#                       the cases of the areas the module touches: event
+#                       enabling (also all events at once, which enables
+#                       ours), instances, filters, the triggers that
+#                       soft-disable or act on events. Left out for time
+#                       under TCG (each case runs twice): the hist and
+#                       inter-event triggers, set_event_pid, trace_printk,
+#                       and 00basic, whose tracer loop patches every
+#                       function)
 # shellcheck disable=SC2016,SC2317 # eval '...' expands later, on purpose
 export KO=${1:-}
 # shellcheck source=selftests/guest/lib.sh
@@ -28,14 +33,25 @@ if [ -z "$FT" ] || [ ! -x "$FT/ftracetest" ]; then
 	echo "1..1"
 	exit 0
 fi
-SET=${FSM_FTRACETEST_SET:-"test.d/event test.d/instances test.d/trigger test.d/filter"}
+DEFSET="test.d/event/event-enable.tc test.d/event/subsystem-enable.tc
+test.d/event/toplevel-enable.tc test.d/instances/instance.tc
+test.d/instances/instance-event.tc test.d/filter/event-filter-incomplete.tc
+test.d/trigger/trigger-eventonoff.tc test.d/trigger/trigger-filter.tc
+test.d/trigger/trigger-stacktrace.tc test.d/trigger/trigger-traceonoff.tc
+test.d/trigger/trigger-snapshot.tc"
+SET=${FSM_FTRACETEST_SET:-$DEFSET}
 
-# run LABEL: run the set, leave "RESULT test-name" lines in $TMPD/LABEL
+# run LABEL: run the set, one ftracetest per entry (its time in a diag
+# line), leave "RESULT test-name" lines in $TMPD/LABEL
 run() {
-	local args=() t
-	for t in $SET; do args+=("$FT/$t"); done
-	tracing_clean
-	(cd "$FT" && ./ftracetest -l "$TMPD/log.$1" "${args[@]}") >"$TMPD/out.$1" 2>&1
+	local t t0
+	: >"$TMPD/out.$1"
+	for t in $SET; do
+		tracing_clean
+		t0=$(date +%s)
+		(cd "$FT" && ./ftracetest -l "$TMPD/log.$1.${t##*/}" "$FT/$t") >>"$TMPD/out.$1" 2>&1
+		diag "$1: $t: $(($(date +%s) - t0))s"
+	done
 	# "[12] Basic trace file check	[PASS]"
 	sed -n 's/^\[[0-9]*\] \(.*\)[[:space:]]\[\([A-Z]*\)\]$/\2 \1/p' "$TMPD/out.$1" |
 		sed 's/[[:space:]]*$//' | sort >"$TMPD/$1"
