@@ -11,7 +11,7 @@ every check on stdin, one per line:
 Each check prints "ok - LABEL: what" or "not ok - LABEL: what # why" lines
 (unnumbered; lib.sh numbers them) and "# ..." comments. Checks:
 
-  bin BIN                   FSMB v3 structure; nr_stacks = entries that
+  bin BIN                   FSMB v4 structure; nr_stacks = entries that
                             follow; ref_symbol_addr = kallsyms "schedule"
   symcheck MAP BIN [KSYMS]  each address of BIN resolves in /proc/kallsyms
                             (or KSYMS, a copy saved while the module was
@@ -33,12 +33,12 @@ TRACE is the text of a tracefs "trace" file or of "trace-cmd report".
 """
 import bisect
 import re
-import struct
 import sys
 
-FSMB_MAGIC = 0x464D5342
-HDR = struct.Struct("<8IQ64s")
-ENT = struct.Struct("<4I")
+# The FSMB reader and the TAP helpers are shared with the user-stack checks.
+from fsmb import Bad, Check
+import fsmb
+
 F_INLINE, F_FALLBACK, F_TRUNCATED, F_RESET, F_NEW = 1, 2, 4, 8, 16
 NONE_ID = 0xFFFFFFFF
 
@@ -58,85 +58,10 @@ def array_items(text):
     return [int(x, 0) for x in re.split(r"[,\s]+", arr) if x]
 
 
-class Check:
-    def __init__(self, label):
-        self.label = label
-        self.failed = 0
-
-    def ok(self, what, cond, why=""):
-        if cond:
-            print("ok - %s: %s" % (self.label, what))
-        else:
-            self.failed += 1
-            print("not ok - %s: %s # %s" % (self.label, what, why))
-        return cond
-
-    def eq(self, what, got, want):
-        return self.ok(what, got == want, "got %r, want %r" % (got, want))
-
-    def diag(self, msg):
-        print("# %s: %s" % (self.label, msg))
-
-
-class Bad(Exception):
-    pass
-
-
 def read_bin(path):
-    data = open(path, "rb").read()
-    if len(data) < 16:
-        raise Bad("%d bytes, shorter than the seed prefix" % len(data))
-    magic, version, nr, hsize = struct.unpack_from("<4I", data, 0)
-    if magic != FSMB_MAGIC:
-        raise Bad("magic 0x%08x" % magic)
-    if version != 3 or hsize != HDR.size:
-        raise Bad("version %d header_size %d" % (version, hsize))
-    (_, _, nr, hsize, gen, bits, flags, maxd, ref,
-     inst) = HDR.unpack_from(data, 0)
-    off = hsize
-    stacks = []
-    while off < len(data):
-        if off + ENT.size > len(data):
-            raise Bad("truncated entry header at %d" % off)
-        sid, n, hits, res = ENT.unpack_from(data, off)
-        off += ENT.size
-        if n == 0 or n > maxd or res != 0:
-            raise Bad("entry %d: nr=%d reserved=%d" % (sid, n, res))
-        if off + 8 * n > len(data):
-            raise Bad("truncated ips of entry %d" % sid)
-        ips = list(struct.unpack_from("<%dQ" % n, data, off))
-        off += 8 * n
-        stacks.append((sid, hits, ips))
-    hdr = dict(nr_stacks=nr, generation=gen, bits=bits, flags=flags,
-               max_depth=maxd, ref_symbol_addr=ref,
-               instance=inst.rstrip(b"\0").decode())
-    return hdr, stacks
-
-
-_ksyms = {}
-
-
-def kallsyms(path="/proc/kallsyms"):
-    if path not in _ksyms:
-        syms = []
-        for line in open(path):
-            parts = line.split()
-            if len(parts) < 3 or parts[1] not in "tTwW":
-                continue
-            a = int(parts[0], 16)
-            if a:
-                syms.append((a, parts[2]))
-        syms.sort()
-        # several names can share an address (aliases): keep them all
-        addrs, names = [], []
-        for a, n in syms:
-            if addrs and addrs[-1] == a:
-                names[-1].add(n)
-            else:
-                addrs.append(a)
-                names.append({n})
-        _ksyms[path] = (addrs, names)
-    return _ksyms[path]
+    """The kernel part of stack_map_bin: (header dict, [(id, hits, ips)])."""
+    hdr, kstacks, _, _ = fsmb.read_bin(path)
+    return hdr, kstacks
 
 
 def parse_stack_map(path):
@@ -154,6 +79,8 @@ def parse_stack_map(path):
         if m and cur is not None:
             stacks[cur][1].append(m.group(2))
             continue
+        if line.startswith(("ustack_id ", "file ")):
+            break       # user stacks and the file table follow the kernel's
         raise Bad("stack_map: unexpected line %r" % line)
     return stacks
 
@@ -231,8 +158,9 @@ def cmd_bin(c, path):
         hdr, stacks = read_bin(path)
     except Bad as e:
         return c.ok("stack_map_bin well formed", False, str(e))
-    c.ok("stack_map_bin well formed", True)
-    c.eq("bin nr_stacks = entries that follow", len(stacks), hdr["nr_stacks"])
+    c.ok("stack_map_bin well formed (nr_stacks entries, user stacks, "
+         "file table, nothing after it)", True)
+    c.eq("bin version", hdr["version"], 4)
     ids = [s[0] for s in stacks]
     c.ok("bin ids strictly increasing", ids == sorted(set(ids)))
     addrs, names = kallsyms()
