@@ -155,7 +155,7 @@ src=timer:hrtimer_expire_entry
 [ -d "$T/events/irq_vectors/local_timer_entry" ] && src="$src irq_vectors:local_timer_entry"
 check "irq: instance ($src)" inst irq "$src"
 I=$T/instances/irq
-"$ST" spin 400 &
+"$ST" spin 300 &
 spid=$!
 wait $spid
 check_eq "irq: spin loop status" $? 0
@@ -215,7 +215,7 @@ for i in m1 m2 m3; do
 done
 w0=$(stat_get "$T/instances/m1/stack_map_stat" user_walks_all_instances)
 for i in m1 m2 m3; do echo 1 >"$T/instances/$i/options/stackmap_user"; done
-run_bounded "walks: burst 40" "$ST" burst 40
+run_bounded "walks: burst 30" "$ST" burst 30
 for i in m1 m2 m3; do echo 0 >"$T/instances/$i/options/stackmap_user"; done
 # a task blocked in a syscall entered while the options were on (run.sh's
 # sed reading our output) walks when the syscall returns: let it return
@@ -231,7 +231,7 @@ done
 ncookies=$(grep -h -o -E 'stack_id: .* cookie=\{?0x[0-9a-f]+' "$TMPD"/m[123].trace |
 	grep -o -E '0x[0-9a-f]+$' | grep -v -x 0x0 | sort -u | wc -l)
 diag "walks: $((w1 - w0)) walks, $ncookies distinct cookies in the three instances"
-check "walks: cookies handed out ($ncookies)" [ "$ncookies" -gt 40 ]
+check "walks: cookies handed out ($ncookies)" [ "$ncookies" -gt 90 ]
 # entries whose walk was aborted (the task exiting: the program's and
 # timeout's exit_group, exec) get an empty record and count no walk
 ab=0
@@ -263,7 +263,7 @@ for i in m1 m2 m3; do
 	grep -E '^ *stress-[0-9]+ .* stack_id: ' "$TMPD/$i.trace" | grep -o -E 'cookie=\{?0x[0-9a-f]+' | tr -d '{' |
 		grep -v -x 'cookie=0x0' | sort -u >"$TMPD/$i.ck"
 done
-check "walks: the program's cookies in m1 ($(lines "$TMPD/m1.ck"))" [ "$(lines "$TMPD/m1.ck")" -ge 40 ]
+check "walks: the program's cookies in m1 ($(lines "$TMPD/m1.ck"))" [ "$(lines "$TMPD/m1.ck")" -ge 90 ]
 for i in m1 m2 m3; do
 	miss=$(comm -23 "$TMPD/m1.ck" "$TMPD/$i.us")
 	check_eq "walks: $i has a user_stack for each cookie of m1" "$miss" ""
@@ -346,7 +346,7 @@ if command -v trace-cmd >/dev/null; then
 		check_eq "$L: report: nothing on stderr" "$(<"$out.err")" ""
 		check "$L: user_stack records" grep -q ' user_stack: ' "$out.txt"
 		check "$L: file_map records" grep -q ' file_map: .*path=' "$out.txt"
-		tcheck "$L: stack_id records with cookies" grep -q -E ' stack_id: .* cookie=\{?0x[1-9a-f]' "$out.txt"
+		tcheck "$L: stack_id records with cookies" grep -q -E ' stack_id: .* cookie=(\{?0x[1-9a-f]|[1-9])' "$out.txt"
 		while IFS= read -r l; do diag "${l:0:300}"; done < <(grep -m 2 ' stack_id: ' "$out.txt")
 		resolve "$out.txt" "$ST" 4 "$L" "st_sys3 st_burst2 st_burst1 main"
 		rm -f "$out.dat" "$out.txt"
@@ -366,8 +366,11 @@ if command -v trace-cmd >/dev/null; then
 	echo >"$T/stack_map_events" 2>/dev/null
 	inst tcu "$tc_src"
 	tc tc.inst -B tcu
-	echo 0 >"$T/instances/tcu/options/stackmap_user"
-	rmdir "$T/instances/tcu"
+	# trace-cmd 3.1.6 removes the -B instance even though it existed
+	if [ -d "$T/instances/tcu" ]; then
+		echo 0 >"$T/instances/tcu/options/stackmap_user"
+		rmdir "$T/instances/tcu"
+	fi
 	TODO=
 else
 	echo "ok $((_n + 1)) - trace-cmd # SKIP trace-cmd not installed"

@@ -12,7 +12,9 @@
 #   events_per_entry          stack_id requests per kernel entry that asked
 #                             (user_requests / user_walks_queued)
 #   unwinds_per_entry         user-stack walks / kernel entries that asked
-#                             (distinct cookies in the trace): 1.00 expected
+#                             (distinct cookies in the trace) and could be
+#                             walked (not exiting or exec'ed in between,
+#                             entries_aborted): 1.00 expected
 #   ustack_bytes_ratio        ring-buffer bytes, userstacktrace / ours
 #                             (source events included)
 #   ustack_stack_bytes_ratio  the same for the stack records alone (a run
@@ -37,6 +39,11 @@ stat_sum() {
 }
 # mstat KEY: a value of stack_map_stat
 mstat() { awk -v k="$1:" '$1 == k {print $2}' $T/stack_map_stat; }
+# aborted: walks not done (empty user_stack records by abort reason)
+aborted() {
+	awk '$1 ~ /^user_stacks_reason_(exiting|exec|no_mm|segments):$/ {s += $2}
+		END {print s + 0}' $T/stack_map_stat
+}
 
 reset_trace() {
 	echo 0 > $T/tracing_on
@@ -79,7 +86,9 @@ read -r a_bytes _ a_over < <(run userstacktrace)
 w0=$(mstat user_walks_all_instances)
 r0=$(mstat user_requests)
 q0=$(mstat user_walks_queued)
+x0=$(aborted)
 read -r b_bytes _ b_over < <(run stackmap)
+x1=$(aborted)
 w1=$(mstat user_walks_all_instances)
 r1=$(mstat user_requests)
 q1=$(mstat user_walks_queued)
@@ -89,14 +98,17 @@ nus=$(grep -c ' user_stack: ' $T/trace || true)
 nfm=$(grep -c ' file_map: ' $T/trace || true)
 reset_trace
 awk -v pb="$p_bytes" -v ab="$a_bytes" -v bb="$b_bytes" \
-	-v w="$((w1 - w0))" -v c="$cookies" -v r="$((r1 - r0))" -v q="$((q1 - q0))" \
+	-v w="$((w1 - w0))" -v c="$cookies" -v r="$((r1 - r0))" -v q="$((q1 - q0))" -v x="$((x1 - x0))" \
 	-v nus="$nus" -v nfm="$nfm" -v o="$((p_over + a_over + b_over))" 'BEGIN {
 	printf "events=%s\n", "'"${events// /,}"'"
 	printf "entries_with_requests=%d\n", c
+	printf "entries_queued=%d\n", q
+	printf "entries_aborted=%d\n", x
+	printf "walks=%d\n", w
 	printf "user_stack_records=%d\n", nus
 	printf "file_map_records=%d\n", nfm
 	printf "events_per_entry=%.2f\n", q ? r / q : 0
-	printf "unwinds_per_entry=%.2f\n", c ? w / c : 0
+	printf "unwinds_per_entry=%.2f\n", c > x ? w / (c - x) : 0
 	printf "source_bytes=%d\n", pb
 	printf "userstacktrace_bytes=%d\n", ab
 	printf "stackmap_user_bytes=%d\n", bb
