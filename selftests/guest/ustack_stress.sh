@@ -27,6 +27,13 @@ export KO=${1:-}
 CFLAGS=(-O1 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread)
 ST=$TMPD/stress
 BOUND=60	# seconds any workload may take before it counts as stuck
+# Loop sizes. The debug kernel (KASAN, lockdep) under TCG is several times
+# slower: smaller loops there, same checks. FORKS: 4 x FORKS processes must
+# outnumber the 512 task slots.
+BURST=30 FORKS=150 LOADF=100 LOADR=5 TCB=10
+if [ "${FSM_VM_KERNEL:-}" = debug ]; then
+	BURST=10 FORKS=130 LOADF=30 LOADR=2 TCB=3 BOUND=180
+fi
 
 # cookie_of LINE: CK = the cookie of a stack_id/user_stack line, "" when
 # none (no subshell: called per line). Both stack_id forms: cookie=0x..
@@ -215,7 +222,7 @@ for i in m1 m2 m3; do
 done
 w0=$(stat_get "$T/instances/m1/stack_map_stat" user_walks_all_instances)
 for i in m1 m2 m3; do echo 1 >"$T/instances/$i/options/stackmap_user"; done
-run_bounded "walks: burst 30" "$ST" burst 30
+run_bounded "walks: burst $BURST" "$ST" burst "$BURST"
 for i in m1 m2 m3; do echo 0 >"$T/instances/$i/options/stackmap_user"; done
 # a task blocked in a syscall entered while the options were on (run.sh's
 # sed reading our output) walks when the syscall returns: let it return
@@ -231,7 +238,7 @@ done
 ncookies=$(grep -h -o -E 'stack_id: .* cookie=\{?0x[0-9a-f]+' "$TMPD"/m[123].trace |
 	grep -o -E '0x[0-9a-f]+$' | grep -v -x 0x0 | sort -u | wc -l)
 diag "walks: $((w1 - w0)) walks, $ncookies distinct cookies in the three instances"
-check "walks: cookies handed out ($ncookies)" [ "$ncookies" -gt 90 ]
+check "walks: cookies handed out ($ncookies)" [ "$ncookies" -gt $((3 * BURST)) ]
 # entries whose walk was aborted (the task exiting: the program's and
 # timeout's exit_group, exec) get an empty record and count no walk
 ab=0
@@ -263,7 +270,7 @@ for i in m1 m2 m3; do
 	grep -E '^ *stress-[0-9]+ .* stack_id: ' "$TMPD/$i.trace" | grep -o -E 'cookie=\{?0x[0-9a-f]+' | tr -d '{' |
 		grep -v -x 'cookie=0x0' | sort -u >"$TMPD/$i.ck"
 done
-check "walks: the program's cookies in m1 ($(lines "$TMPD/m1.ck"))" [ "$(lines "$TMPD/m1.ck")" -ge 90 ]
+check "walks: the program's cookies in m1 ($(lines "$TMPD/m1.ck"))" [ "$(lines "$TMPD/m1.ck")" -ge $((3 * BURST)) ]
 for i in m1 m2 m3; do
 	miss=$(comm -23 "$TMPD/m1.ck" "$TMPD/$i.us")
 	check_eq "walks: $i has a user_stack for each cookie of m1" "$miss" ""
@@ -309,11 +316,11 @@ echo >"$E/trace"
 echo 1 >"$E/tracing_on"
 echo 1 >"$E/options/stackmap_user"
 ns0=$(stat_get "$E/stack_map_stat" user_no_slot)
-# 4 x 150 short-lived processes: more than the 512 task slots
-for i in 1 2 3 4; do timeout "$BOUND" "$ST" forkload 150 & done
+# 4 x FORKS short-lived processes: more than the 512 task slots
+for i in 1 2 3 4; do timeout "$BOUND" "$ST" forkload "$FORKS" & done
 fl=0
 for i in 1 2 3 4; do wait -n || fl=$((fl + 1)); done
-check_eq "fork load: 4 x 150 forks finished in time" "$fl" 0
+check_eq "fork load: 4 x $FORKS forks finished in time" "$fl" 0
 ns1=$(stat_get "$E/stack_map_stat" user_no_slot)
 r0=$(stat_get "$E/stack_map_stat" user_requests)
 run_bounded "fork load: a burst after it" "$ST" burst 5
@@ -335,7 +342,7 @@ if command -v trace-cmd >/dev/null; then
 		out=$TMPD/$L
 		# in a writable directory: trace-cmd puts its per-CPU files there
 		(cd "$TMPD" && trace-cmd record -q -o "$out.dat" "$@" "${tc_ev[@]}" \
-			bash -c "$ST burst 10; $ST threxit 3; $ST exitpend 3") >"$out.rec" 2>&1
+			bash -c "$ST burst $TCB; $ST threxit 3; $ST exitpend 3") >"$out.rec" 2>&1
 		check "$L: trace-cmd record" test -s "$out.dat"
 		[ -s "$out.dat" ] || while IFS= read -r l; do diag "$l"; done < <(tail -n 5 "$out.rec")
 		trace-cmd report -i "$out.dat" >"$out.txt" 2>"$out.err"
@@ -388,8 +395,8 @@ tasks0=$(slab_tasks)
 inst rl 'raw_syscalls:sys_enter exceptions:page_fault_user timer:hrtimer_expire_entry'
 pids=()
 timeout "$BOUND" "$ST" spin 3000 & pids+=($!)
-timeout "$BOUND" "$ST" forkload 100 & pids+=($!)
-timeout "$BOUND" bash -c "for i in 1 2 3 4 5; do $ST threxit 8; $ST exitpend 4; $ST burst 20; done" & pids+=($!)
+timeout "$BOUND" "$ST" forkload "$LOADF" & pids+=($!)
+timeout "$BOUND" bash -c "for ((i = 0; i < $LOADR; i++)); do $ST threxit 8; $ST exitpend 4; $ST burst 20; done" & pids+=($!)
 nap 0.5
 out=$(timeout 60 rmmod ftrace_stackmap 2>&1)
 rc=$?
