@@ -78,13 +78,23 @@ resolve() {
 			offs=()
 			for ((i = 0; i < 8; i++)); do
 				f=${a[$((2 * i))]}
-				[ "${paths[$f]}" = "$prog" ] || { offs=(); break; }
+				[ "${paths[$f]}" = "$prog" ] || break
 				off=$((a[2 * i + 1] & 0xffffffffffffff))
 				((i > 0)) && off=$((off - 1))
 				offs+=("$(printf '0x%x' "$off")")
 			done
 			n=$((n + 1))
 			if [ ${#offs[@]} -ne 8 ]; then
+				# signal mode: rt_sigreturn restores an interrupted
+				# context before the walk, which may be anywhere in
+				# the chain (e.g. in ustack_f6: 7 program frames,
+				# then libc). Judged below with addr2line: its
+				# program frames must be a suffix of the chain.
+				if [ "$L" = signal ] && [ ${#offs[@]} -ge 1 ]; then
+					echo "${offs[*]}" >>"$TMPD/$L.ioffs"
+					continue
+				fi
+				offs=()
 				bad=$((bad + 1))
 				[ $bad -le 3 ] && diag "$L: frames outside $prog: $l"
 				continue
@@ -96,6 +106,24 @@ resolve() {
 	check "$L: user stacks of the program found ($n)" [ "$n" -gt 0 ]
 	check_eq "$L: every id-only user_stack follows its id's inline record" "$unknown" 0
 	check_eq "$L: all 8 innermost frames in the program" "$bad" 0
+	if [ -s "$TMPD/$L.ioffs" ]; then
+		# interrupted contexts: caller frames (1..) name the chain's
+		# outer part in order: ... ustack_f1 main
+		local ibad=0 ni=0 tail
+		sort -u "$TMPD/$L.ioffs" >"$TMPD/$L.iuoffs"
+		while IFS= read -r l; do
+			ni=$((ni + 1))
+			# shellcheck disable=SC2086 # one offset per word
+			got=$(addr2line -f -e "$prog" $l | sed -n 'p;n' | tail -n +2 | tr '\n' ' ')
+			got=${got% }
+			tail='ustack_f6 ustack_f5 ustack_f4 ustack_f3 ustack_f2 ustack_f1 main'
+			case " $tail" in
+			" $tail" | *" $got") ;;
+			*) ibad=$((ibad + 1)); diag "$L: interrupted stack callers '$got'" ;;
+			esac
+		done <"$TMPD/$L.iuoffs"
+		check_eq "$L: $ni interrupted-context stacks (after rt_sigreturn): callers are the chain's tail" "$ibad" 0
+	fi
 	[ -s "$TMPD/$L.offs" ] || return
 	# one addr2line per distinct stack
 	sort -u "$TMPD/$L.offs" >"$TMPD/$L.uoffs"
@@ -109,6 +137,16 @@ resolve() {
 		"ustack_sys $want" | "ustack_touch $want" | \
 			"ustack_sys ${want% main} thread_fn" | \
 			"ustack_touch ${want% main} thread_fn") ok "$L: chain $got" ;;
+		# signal: an interrupted context restored by rt_sigreturn can
+		# also be inside ustack_nop (8 frames end at ustack_f1)
+		"ustack_nop ustack_sys ${want% main}" | \
+			"ustack_nop ustack_touch ${want% main}")
+			if [ "$L" = signal ]; then
+				ok "$L: chain (interrupted) $got"
+			else
+				nok "$L: chain: got '$got'"
+			fi
+			;;
 		*) nok "$L: chain: got '$got', want 'ustack_sys|ustack_touch $want'" ;;
 		esac
 	done <"$TMPD/$L.uoffs"
