@@ -161,7 +161,8 @@ run_prog() {
 	shift 2
 	echo >"$U/trace"
 	echo 1 >"$U/tracing_on"
-	check "$L: run $*" "$bin" "$@"
+	# bounded: a livelock fails this check instead of hanging the guest
+	check "$L: run $*" timeout 300 "$bin" "$@"
 	echo 0 >"$U/tracing_on"
 	cp "$U/trace" "$TMPD/$L.trace"
 	cp "$U/stack_map_stat" "$TMPD/$L.stat"
