@@ -108,7 +108,7 @@ awk -v pb="$p_bytes" -v ab="$a_bytes" -v bb="$b_bytes" \
 	printf "user_stack_records=%d\n", nus
 	printf "file_map_records=%d\n", nfm
 	printf "events_per_entry=%.2f\n", q ? r / q : 0
-	printf "unwinds_per_entry=%.2f\n", c > x ? w / (c - x) : 0
+	printf "unwinds_per_entry=%.2f\n", (c > x) ? w / (c - x) : 0
 	printf "source_bytes=%d\n", pb
 	printf "userstacktrace_bytes=%d\n", ab
 	printf "stackmap_user_bytes=%d\n", bb
