@@ -50,13 +50,13 @@ TRACE_EVENT(user_stack,
 		memcpy(__get_dynamic_array(frames), frames, 2 * nr * sizeof(u64));
 	),
 
+	/* "8", not sizeof(u64): libtraceevent 1.7.1's sizeof() knows no u64 */
 	TP_printk("cookie=0x%llx ustack_id=%u gen=%u inst=%u flags=0x%x reason=%u stop=%u id_reason=%u nr=%u frames=%s",
 		  (unsigned long long)__entry->cookie, __entry->ustack_id,
 		  __entry->gen, __entry->inst, __entry->flags, __entry->reason,
 		  __entry->stop, __entry->id_reason, __entry->nr,
 		  __print_array(__get_dynamic_array(frames),
-				__get_dynamic_array_len(frames) / sizeof(u64),
-				sizeof(u64)))
+				__get_dynamic_array_len(frames) / 8, 8))
 );
 
 TRACE_EVENT(file_map,
