@@ -316,24 +316,13 @@ static int fsm_map_alloc_locked(struct fsm_inst *inst)
 		.bits = fsm_bits,
 		.max_depth = FSM_MAX_KERNEL_DEPTH,
 	};
-	struct fsm_map_stats st;
 	struct fsm_map *map;
-	u64 key[2];
-	int err = 0;
 
 	if (inst->map)
 		return 0;
-	fsm_map_key(key);
-	p.key[0] = key[0];
-	p.key[1] = key[1];
-	map = fsm_map_create(&p, &err);
-	if (!map) {
-		pr_warn("%s: cannot allocate the stack map (bits=%u): %d\n",
-			fsm_inst_label(inst), fsm_bits, err);
-		return err ? err : -ENOMEM;
-	}
-	fsm_map_stats(map, &st);
-	inst->gen = st.generation;
+	map = fsm_map_new(&p, fsm_inst_label(inst), "stack map", &inst->gen);
+	if (IS_ERR(map))
+		return PTR_ERR(map);
 	/* Pairs with smp_load_acquire() of the readers (nodes.c). */
 	smp_store_release(&inst->map, map);
 	return 0;

@@ -18,8 +18,12 @@
 /* Value of the "bits" module parameter (validated at load). */
 extern unsigned int fsm_bits;
 
-/* Per-boot random hash key shared by all maps of this module instance. */
-void fsm_map_key(u64 key[2]);
+/*
+ * A stack map keyed with the per-load random hash key (main.c); ERR_PTR()
+ * after one dmesg line on failure.
+ */
+struct fsm_map *fsm_map_new(struct fsm_map_params *p, const char *label,
+			    const char *what, u32 *gen);
 
 /* Tracing glue: stack ids in the trace, tracefs nodes, instances. */
 int fsm_tracing_init(void);

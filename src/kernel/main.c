@@ -64,10 +64,34 @@ module_param(show_selfcheck_trace, bool, 0444);
 MODULE_PARM_DESC(show_selfcheck_trace,
 		 "Print the load-time stack trace taken through the C++ core (default 0)");
 
-void fsm_map_key(u64 key[2])
+/**
+ * fsm_map_new - create a stack map keyed with this module's random key.
+ * @p:     parameters; the key is filled in here
+ * @label: owner of the map, for the message
+ * @what:  "stack map", "user stack map", for the message
+ * @gen:   set to the map's first generation
+ *
+ * Context: task (allocates).
+ * Return: the map, or an ERR_PTR() after one dmesg line.
+ */
+struct fsm_map *fsm_map_new(struct fsm_map_params *p, const char *label,
+			    const char *what, u32 *gen)
 {
-	key[0] = fsm_key[0];
-	key[1] = fsm_key[1];
+	struct fsm_map_stats st;
+	struct fsm_map *map;
+	int err = 0;
+
+	p->key[0] = fsm_key[0];
+	p->key[1] = fsm_key[1];
+	map = fsm_map_create(p, &err);
+	if (!map) {
+		pr_warn("%s: cannot allocate the %s (bits=%u): %d\n",
+			label, what, p->bits, err);
+		return ERR_PTR(err ? err : -ENOMEM);
+	}
+	fsm_map_stats(map, &st);
+	*gen = st.generation;
+	return map;
 }
 
 struct fsm_trace_check {

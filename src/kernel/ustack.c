@@ -1033,25 +1033,15 @@ static int fsm_ust_umap_alloc(struct fsm_inst *inst)
 		.max_depth = FSM_UST_MAP_DEPTH,
 		.arena_bytes = (8ULL * FSM_UST_MEAN_WORDS + 16) << fsm_bits,
 	};
-	struct fsm_map_stats st;
 	struct fsm_map *map;
-	u64 key[2];
-	int err = 0;
 
 	lockdep_assert_held(&fsm_ust_opt_mutex);
 	if (inst->umap)
 		return 0;
-	fsm_map_key(key);
-	p.key[0] = key[0];
-	p.key[1] = key[1];
-	map = fsm_map_create(&p, &err);
-	if (!map) {
-		pr_warn("%s: cannot allocate the user stack map (bits=%u): %d\n",
-			fsm_inst_label(inst), fsm_bits, err);
-		return err ? err : -ENOMEM;
-	}
-	fsm_map_stats(map, &st);
-	inst->ugen = st.generation;
+	map = fsm_map_new(&p, fsm_inst_label(inst), "user stack map",
+			  &inst->ugen);
+	if (IS_ERR(map))
+		return PTR_ERR(map);
 	/* Pairs with smp_load_acquire() in fsm_ust_get_id() and nodes.c. */
 	smp_store_release(&inst->umap, map);
 	return 0;
