@@ -42,9 +42,7 @@ import fsmb
 F_INLINE, F_FALLBACK, F_TRUNCATED, F_RESET, F_NEW = 1, 2, 4, 8, 16
 NONE_ID = 0xFFFFFFFF
 
-LINE = re.compile(r"^\s*(?P<task>.+?)-(?P<pid>\d+)\s+(?:\(\s*[-\d]+\)\s+)?"
-                  r"\[(?P<cpu>\d+)\]\s+(?:\S+\s+)?(?P<ts>\d+\.\d+):\s+"
-                  r"(?P<event>[\w:]+):\s+(?P<rest>.*)$")
+LINE = fsmb.LINE        # one trace line (tracefs "trace" or trace-cmd report)
 # gen is the low 8 bits of the generation; arrays print as {0x1,0x2}
 # (kernel) or as trace-cmd shows them
 SID = re.compile(r"stack_id=(\d+) gen=(\d+) src=(\d+) "
