@@ -89,27 +89,31 @@ resolve() {
 	: >"$TMPD/$L.offs"
 	while IFS= read -r l; do
 		case $l in
+		# ids and frames as hex without 0x: the kernel prints
+		# frames={0x..,0x..}, trace-cmd report frames=N N (decimal)
 		*" file_map: "*)
 			id=${l#* file_id=}; id=${id%% *}
+			printf -v id '%x' "$id"
 			path=${l#* path=}; path=${path%% build_id=*}
 			paths[$id]=$path
 			;;
 		*" user_stack: "*)
-			fr=${l#* frames=\{}; fr=${fr%\}*}
+			fr=${l##* frames=}; fr=${fr#\{}; fr=${fr%\}}; fr=${fr//,/ }
 			uid=${l#* ustack_id=}; uid=${uid%% *}
 			if [ -n "$fr" ]; then
 				[ "$uid" != 0 ] && [ -z "${byid[$uid]}" ] && byid[$uid]=$fr
 			elif [ "$uid" != 0 ]; then
 				fr=${byid[$uid]}
 			fi
-			IFS=, read -r -a a <<<"$fr"
+			read -r -a a <<<"$fr"
 			[ ${#a[@]} -ge $((2 * k)) ] || continue
+			for i in "${!a[@]}"; do printf -v "a[$i]" '%x' "${a[i]}"; done
 			[ "${paths[${a[0]}]}" = "$prog" ] || continue
 			offs=()
 			for ((i = 0; i < k; i++)); do
 				f=${a[$((2 * i))]}
 				[ "${paths[$f]}" = "$prog" ] || { offs=(); break; }
-				off=$((a[2 * i + 1] & 0xffffffffffffff))
+				off=$((0x${a[2 * i + 1]} & 0xffffffffffffff))
 				((i > 0)) && off=$((off - 1))
 				offs+=("$(printf '0x%x' "$off")")
 			done
