@@ -57,7 +57,7 @@ if [ -e $T/options/stackmap_user ] && command -v gcc >/dev/null &&
 	run "echo 0 > $U/options/stackmap_user"
 	run "echo 0 > $U/options/stackmap"
 	echo 0 > $U/events/raw_syscalls/sys_enter/enable
-	run "grep -E '^ *fsm-demo-chain-[0-9]+ .* (stack_id|user_stack): ' $U/trace | head -n 4 | cut -c1-200"
+	run "grep -m 4 -E '^ *fsm-demo-chain-[0-9]+ .* (stack_id|user_stack): ' $U/trace | cut -c1-200"
 	run "grep -m 2 -E ' file_map: .*fsm-demo-chain' $U/trace | cut -c1-200"
 	# the first user stack whose innermost frame is in the program
 	awk -v p="$prog+" '
@@ -76,7 +76,7 @@ if [ -e $T/options/stackmap_user ] && command -v gcc >/dev/null &&
 		ustack_id*) echo "$l" ;;
 		*+0x*)
 			f=${l##* }
-			printf '%-48s %s\n' "$l" "$(addr2line -f -e "${f%+0x*}" "0x${f##*+0x}" 2>/dev/null | head -n 1)"
+			printf '%-48s %s\n' "$l" "$(addr2line -f -e "${f%+0x*}" "0x${f##*+0x}" 2>/dev/null | sed -n 1p)"
 			;;
 		*) echo "$l" ;;
 		esac

@@ -84,7 +84,7 @@ fsm_stock_abi() {
 			fsm_die "apt has no candidate for linux-image-amd64"
 		fi
 		deps=$(apt-cache show "linux-image-amd64=$ver" |
-			sed -n 's/^Depends: //p' | head -n1)
+			awk '/^Depends: / && !n++ { sub(/^Depends: /, ""); print }')
 	fi
 	abi=$(printf '%s\n' "$deps" | tr ',|' '\n' |
 		sed -n 's/^ *linux-image-\([0-9][^ ]*-amd64\)\( .*\)\{0,1\}$/\1/p' |

@@ -61,7 +61,7 @@ $cxx $common -mno-red-zone -mcmodel=kernel -fno-pic -mno-sse -mno-mmx \
 set +x
 check x86_64 "$obj" nm objdump
 
-# arm64, when the cross compiler is installed (g++-12-aarch64-linux-gnu):
+# arm64, with the cross compiler scripts/deps installs (g++-12-aarch64-linux-gnu):
 # catches libgcc outline-atomics helpers, among others.
 if command -v aarch64-linux-gnu-g++-12 >/dev/null 2>&1; then
 	obj=$out/core_unity.arm64.o
@@ -71,7 +71,9 @@ if command -v aarch64-linux-gnu-g++-12 >/dev/null 2>&1; then
 	set +x
 	check arm64 "$obj" aarch64-linux-gnu-nm aarch64-linux-gnu-objdump
 else
-	echo "arm64: skipped (no aarch64-linux-gnu-g++-12)"
+	# scripts/deps installs it: missing is a failure, not a skip.
+	echo "arm64: FAILED: no aarch64-linux-gnu-g++-12 (run scripts/deps)"
+	status=1
 fi
 
 [ $status -eq 0 ] && echo "kernel object check: ok"

@@ -118,6 +118,8 @@ echo 1 >"$T/instances/story/options/stackmap"
 workload 200 &
 wl=$!
 nap 0.5
+id=$(stat_get "$T/instances/story/stack_map_stat" inst_id)
+check "instance id is shown" test -n "$id"
 check "rmdir of an instance while recording" rmdir "$T/instances/story"
 wait $wl
 check "its nodes are gone" test ! -e "$T/instances/story/stack_map"

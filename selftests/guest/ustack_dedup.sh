@@ -68,7 +68,7 @@ read -r -t 120 -u "${CH[0]}" _	# first batch ran before tracing: warm-up
 echo 1 >"$U/tracing_on"
 echo >&"${CH[1]}"
 read -r -t 120 -u "${CH[0]}" l
-check_eq "pid1 batch 1 done" "$l" done
+check_eq "pid1 batch 1 done" "$l" "done"
 "$P" "$N" &
 pid2=$!
 wait $pid2
@@ -81,7 +81,7 @@ echo >"$U/trace"
 echo 1 >"$U/tracing_on"
 echo >&"${CH[1]}"
 read -r -t 120 -u "${CH[0]}" l
-check_eq "pid1 batch 2 done" "$l" done
+check_eq "pid1 batch 2 done" "$l" "done"
 echo 0 >"$U/tracing_on"
 save r2
 
@@ -92,7 +92,7 @@ echo 1 >"$U/tracing_on"
 check "echo reset > stack_map" eval "echo reset > $U/stack_map"
 echo >&"${CH[1]}"
 read -r -t 120 -u "${CH[0]}" l
-check_eq "pid1 batch 3 done" "$l" done
+check_eq "pid1 batch 3 done" "$l" "done"
 echo 0 >"$U/tracing_on"
 eval "exec ${CH[1]}>&-"
 wait "$pid1"

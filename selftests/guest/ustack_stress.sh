@@ -272,7 +272,7 @@ for i in m1 m2 m3; do
 	check_eq "walks: $i has a user_stack for each cookie of m1 (missing: $(wc -w <<<"$miss"))" "${miss%%$'\n'*}" ""
 	for c in $(head -n 2 <<<"$miss"); do
 		c=${c#cookie=}
-		while IFS= read -r l; do diag "  ${l:0:200}"; done < <(cd "$TMPD" && grep -E "cookie=\{?${c}[ }]" m[123].trace | grep -v " stack_id: " | head -n 4)
+		while IFS= read -r l; do diag "  ${l:0:200}"; done < <(cd "$TMPD" && grep -E "cookie=\{?${c}[ }]" m[123].trace | grep -v " stack_id: " | sed -n 1,4p)
 	done
 done
 resolve "$TMPD/m2.trace" "$ST" 4 walks "st_sys3 st_burst2 st_burst1 main"

@@ -77,6 +77,9 @@ arm64="-mgeneral-regs-only -mno-outline-atomics"
 if command -v aarch64-linux-gnu-g++-12 > /dev/null 2>&1; then
 	build kernel-aarch64-gcc-unity aarch64-linux-gnu-g++-12 "$common $arm64" \
 		"$out/unwind_unity.cpp" aarch64-linux-gnu-nm aarch64-linux-gnu-objdump
+else
+	# scripts/deps installs it: missing is a failure, not a skip.
+	bad "kernel-aarch64-gcc-unity: no aarch64-linux-gnu-g++-12 (run scripts/deps)"
 fi
 if command -v clang++ > /dev/null 2>&1 && command -v llvm-nm > /dev/null 2>&1 &&
    command -v llvm-objdump > /dev/null 2>&1; then
