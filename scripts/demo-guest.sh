@@ -6,6 +6,12 @@
 set -euo pipefail
 
 ko=${1:?usage: demo-guest.sh MODULE.ko}
+# FSM_DEMO_SCALE multiplies the workloads (the size of the traces): 1 by
+# default; the demo must end the same way whatever the size.
+scale=${FSM_DEMO_SCALE:-1}
+case $scale in
+'' | *[!0-9]* | 0) echo "demo: FSM_DEMO_SCALE must be a positive integer" >&2; exit 2 ;;
+esac
 T=/sys/kernel/tracing
 [ -d $T/instances ] || mount -t tracefs nodev $T
 
@@ -24,8 +30,8 @@ if [ -e $T/stack_map_events ]; then
 	run "echo 1 > $T/options/stackmap"
 	run "echo 1 > $T/events/sched/sched_switch/enable"
 	run "echo 1 > $T/events/sched/sched_wakeup/enable"
-	say "workload: for i in \$(seq 200); do sleep 0.001; done; ls -R /usr/lib > /dev/null"
-	for _ in $(seq 200); do sleep 0.001; done
+	say "workload: for i in \$(seq $((200 * scale))); do sleep 0.001; done; ls -R /usr/lib > /dev/null"
+	for _ in $(seq $((200 * scale))); do sleep 0.001; done
 	ls -R /usr/lib > /dev/null 2>&1 || true
 	echo 0 > $T/tracing_on
 	run "grep -m 6 -E 'sched_switch|stack_id' $T/trace"
@@ -53,7 +59,7 @@ if [ -e $T/options/stackmap_user ] && command -v gcc >/dev/null &&
 	run "echo 1 > $U/events/raw_syscalls/sys_enter/enable"
 	run "echo 1 > $U/options/stackmap"
 	run "echo 1 > $U/options/stackmap_user"
-	run "$prog 20"
+	run "$prog $((20 * scale))"
 	run "echo 0 > $U/options/stackmap_user"
 	run "echo 0 > $U/options/stackmap"
 	echo 0 > $U/events/raw_syscalls/sys_enter/enable
@@ -87,3 +93,5 @@ fi
 
 run rmmod ftrace_stackmap
 run "lsmod | grep -c '^ftrace_stackmap' || true"
+echo
+echo "demo: done"
