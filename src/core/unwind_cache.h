@@ -31,6 +31,7 @@
  *       +-------store-release (after the walk)-------- BUSY(c',b^1) "walking"
  *
  *   DONE(c,b) --entry_exit(): cmpxchg--> IDLE(b)
+ *   PENDING(c,b) --abort(): cmpxchg--> BUSY(c,b) --store-release--> IDLE(b)
  *
  * A request in BUSY or PENDING joins the current entry whatever its
  * signature: a walk is queued and has not run, so the task cannot have
@@ -140,6 +141,8 @@ extern void (*test_hook)(fsm_uwc_task *t, u32 point);
 			     u32 max, fsm_uw_result &res);
 /* See fsm_uwc_entry_exit(). */
 void cache_entry_exit(fsm_uwc_task &t);
+/* See fsm_uwc_abort(). */
+[[nodiscard]] int cache_abort(fsm_uwc_task &t, u64 cookie);
 /* See fsm_uwc_state(). */
 [[nodiscard]] u32 cache_state(const fsm_uwc_task &t, u64 *cookie);
 

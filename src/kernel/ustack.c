@@ -89,6 +89,7 @@ static_assert(FSM_UST_MAX_INST == FSM_UWC_MAX_INSTANCES, "ustack.h and fsm_unwin
 #define FSM_UST_SLOTS		512	/* tasks tracked at once; power of two */
 #define FSM_UST_PROBE		16	/* slots looked at per lookup */
 #define FSM_UST_NMI_QUEUE	4	/* per-CPU deferred task_work_add()s */
+#define FSM_UST_SAME_REGS_MAX	16	/* see fsm_ust_end_entry() */
 
 /**
  * struct fsm_ust_slot - per-task state.
@@ -112,6 +113,11 @@ static_assert(FSM_UST_MAX_INST == FSM_UWC_MAX_INSTANCES, "ustack.h and fsm_unwin
  *             concurrent); the frames are published by the cache's DONE
  *             store-release
  * @uwc:       the per-entry cache state
+ * @end_regs:  hash of the user registers (fsm_ust_regs_hash()) when the
+ *             last entry ended (fsm_ust_end_entry())
+ * @same_regs: consecutive entries that ended with equal @end_regs; both
+ *             written only by the slot's task works, read by requests
+ *             (READ_ONCE: a heuristic bound, no ordering needed)
  */
 struct fsm_ust_slot {
 	unsigned long task;
@@ -128,6 +134,8 @@ struct fsm_ust_slot {
 	u8 stop;
 	u64 words[FSM_UKEY_HDR + 2 * FSM_MAX_USER_DEPTH];
 	struct fsm_uwc_task uwc;
+	u64 end_regs;
+	u32 same_regs;
 };
 
 #define fsm_ust_frames(slot)	(&(slot)->words[FSM_UKEY_HDR])
@@ -152,6 +160,8 @@ enum fsm_ust_stat {
 	FSM_UST_INLINE,		/* ... with an id and its frames (first use) */
 	FSM_UST_FALLBACK,	/* ... with frames but no id (map full...) */
 	FSM_UST_INLINE_LOST,	/* lost records that should have been INLINE */
+	FSM_UST_QUEUE_FAILED,	/* walk could not be queued: entry ended, no stack */
+	FSM_UST_SAME_REGS,	/* refused: too many entries in a row, same registers */
 	FSM_UST_NR_STATS
 };
 
@@ -169,6 +179,8 @@ static const char * const fsm_ust_stat_names[] = {
 	[FSM_UST_INLINE] = "user_inline_emits",
 	[FSM_UST_FALLBACK] = "user_fallbacks",
 	[FSM_UST_INLINE_LOST] = "user_inline_lost",
+	[FSM_UST_QUEUE_FAILED] = "user_queue_failed",
+	[FSM_UST_SAME_REGS] = "user_same_regs_refused",
 };
 static_assert(ARRAY_SIZE(fsm_ust_stat_names) == FSM_UST_NR_STATS);
 
@@ -207,13 +219,19 @@ struct fsm_ust_inst {
 	atomic64_t empty[FSM_URS_NR];
 };
 
+/*
+ * Per-CPU hand-off of task_work_add() from NMI (and, on KASAN kernels, from
+ * every context). @task: 0 = free, FSM_UST_NMIQ_CLAIMING = taken by a
+ * claimer that has not published yet, else the task (a reference held).
+ */
 struct fsm_ust_nmiq {
 	struct irq_work work;
 	struct {
-		struct task_struct *task;
+		unsigned long task;
 		struct callback_head *head;
 	} e[FSM_UST_NMI_QUEUE];
 };
+#define FSM_UST_NMIQ_CLAIMING	1UL
 
 static struct fsm_ust_slot *fsm_ust_slots;
 static struct fsm_ust_inst fsm_ust_insts[FSM_UST_MAX_INST];
@@ -233,6 +251,38 @@ static bool fsm_ust_ready;
 
 static void fsm_ust_walk_work(struct callback_head *head);
 static void fsm_ust_emit_work(struct callback_head *head);
+
+/*
+ * Tests only: the next queue of a task work for the task with this pid
+ * fails as if the deferral queue were full, then the value goes back to 0
+ * (selftests/guest/ustack_entry.sh: a failed queue must not leave the task
+ * without user stacks). Root-only, 0 (off) by default.
+ */
+static atomic_t fsm_ust_test_fail_pid = ATOMIC_INIT(0);
+static int fsm_ust_test_fail_set(const char *val, const struct kernel_param *kp)
+{
+	int pid, ret = kstrtoint(val, 0, &pid);
+
+	if (ret || pid < 0 || pid > PID_MAX_LIMIT) {
+		pr_warn("test_fail_queue_pid=%s: not a pid\n", val);
+		return -EINVAL;
+	}
+	atomic_set(&fsm_ust_test_fail_pid, pid);
+	return 0;
+}
+
+static int fsm_ust_test_fail_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&fsm_ust_test_fail_pid));
+}
+
+static const struct kernel_param_ops fsm_ust_test_fail_ops = {
+	.set = fsm_ust_test_fail_set,
+	.get = fsm_ust_test_fail_get,
+};
+module_param_cb(test_fail_queue_pid, &fsm_ust_test_fail_ops, NULL, 0600);
+MODULE_PARM_DESC(test_fail_queue_pid,
+		 "Tests only: fail the next user-stack task-work queue of this pid once (0: off)");
 
 static __always_inline void fsm_ust_count(u32 inst, enum fsm_ust_stat s)
 {
@@ -276,6 +326,7 @@ static struct fsm_ust_slot *fsm_ust_slot_get(struct task_struct *t)
 				if (st && st != t->start_time) {
 					/* stale: a missed free; idle state */
 					fsm_uwc_init(&slot->uwc);
+					WRITE_ONCE(slot->same_regs, 0);
 					WRITE_ONCE(slot->start, t->start_time);
 				}
 				return slot;
@@ -312,6 +363,8 @@ static void fsm_ust_task_free(void *data, struct task_struct *t)
 		fsm_uwc_init(&slot->uwc);
 		slot->start = 0;
 		slot->nr = 0;
+		slot->end_regs = 0;
+		slot->same_regs = 0;
 		atomic64_set(&slot->late_mask, 0);
 		atomic_set(&slot->emit_queued, 0);
 		/* pairs with smp_load_acquire() in fsm_ust_slot_get() */
@@ -350,45 +403,91 @@ static bool fsm_ust_get_ref(void)
 	return ok;
 }
 
+/*
+ * A work that will never run (the task is exiting, or the deferral queue
+ * was full): end what it stood for. A walk's entry is aborted (the next
+ * request starts a new one instead of joining an entry nobody walks); an
+ * emit work lets the next late request queue one again.
+ * Context: any.
+ */
+static void fsm_ust_work_refused(struct fsm_ust_slot *slot,
+				 struct callback_head *head)
+{
+	u64 cookie;
+
+	if (head == &slot->walk_work) {
+		if (fsm_uwc_state(&slot->uwc, &cookie) == FSM_UWC_STATE_PENDING)
+			(void)fsm_uwc_abort(&slot->uwc, cookie);
+	} else {
+		atomic_set(&slot->emit_queued, 0);
+	}
+}
+
+static struct fsm_ust_slot *fsm_ust_slot_of(struct callback_head *head)
+{
+	if (head->func == fsm_ust_walk_work)
+		return container_of(head, struct fsm_ust_slot, walk_work);
+	return container_of(head, struct fsm_ust_slot, emit_work);
+}
+
 /* Context: task or irq (not NMI). */
 static void fsm_ust_add(struct task_struct *t, struct callback_head *head)
 {
-	if (task_work_add(t, head, TWA_RESUME))
-		fsm_ust_put_outstanding();	/* exiting: nothing will run */
+	if (task_work_add(t, head, TWA_RESUME)) {
+		/* exiting: nothing will run */
+		fsm_ust_work_refused(fsm_ust_slot_of(head), head);
+		fsm_ust_put_outstanding();
+	}
 }
 
-/* The per-CPU deferral of NMI (and KASAN) requests. Context: hard irq. */
+/*
+ * The per-CPU deferral of NMI (and KASAN) requests. Context: hard irq of
+ * the CPU whose queue it is; only an NMI can interrupt it, and an NMI only
+ * claims free entries. An entry still being claimed (FSM_UST_NMIQ_CLAIMING:
+ * we interrupted its claimer) is left alone: its claimer publishes it and
+ * queues us again.
+ */
 static void fsm_ust_nmiq_fn(struct irq_work *w)
 {
 	struct fsm_ust_nmiq *q = container_of(w, struct fsm_ust_nmiq, work);
+	struct callback_head *head;
+	unsigned long t;
 	unsigned int i;
 
 	for (i = 0; i < FSM_UST_NMI_QUEUE; i++) {
-		/* read head before freeing the entry (see fsm_ust_queue) */
-		struct callback_head *head = READ_ONCE(q->e[i].head);
-		struct task_struct *t = xchg(&q->e[i].task, NULL);
-
-		if (!t)
+		/* pairs with the claimer's store-release: head and our reference */
+		t = smp_load_acquire(&q->e[i].task);
+		if (!t || t == FSM_UST_NMIQ_CLAIMING)
 			continue;
-		fsm_ust_add(t, head);
-		put_task_struct(t);
+		head = q->e[i].head;
+		/* head is read before the entry can be claimed again */
+		smp_store_release(&q->e[i].task, 0UL);
+		fsm_ust_add((struct task_struct *)t, head);
+		put_task_struct((struct task_struct *)t);
 	}
 }
 
 /*
  * Queue @head for current. Context: any. From NMI, and always on KASAN
- * kernels, through this CPU's irq_work: an entry is claimed with cmpxchg
- * (the irq_work, on this CPU, cannot run in between), then the head is
- * written; the irq_work reads the head before it releases the entry with
- * xchg, so a nested NMI cannot overwrite a head still to be read.
- * Return: false if the queue was full or the module is going away (counted
- * by the caller).
+ * kernels, through this CPU's irq_work. An entry goes free -> CLAIMING ->
+ * published -> free: it is claimed with cmpxchg (a nested NMI cannot take
+ * it, the irq_work skips it), then the task reference is taken and the
+ * head written, then the task is published with a store-release; only then
+ * can the irq_work use it. Publishing before get_task_struct() (or before
+ * the head) would let an irq_work that interrupts us here (KASAN kernels
+ * queue from task context too) queue a stale head or drop a reference it
+ * never got.
+ * Return: false if the queue was full or the module is going away; the
+ * caller ends what @head stood for (fsm_ust_work_refused()) and counts it.
  */
 static bool fsm_ust_queue(struct callback_head *head)
 {
 	struct fsm_ust_nmiq *q;
 	unsigned int i;
 
+	if (unlikely(atomic_read(&fsm_ust_test_fail_pid)) &&
+	    atomic_cmpxchg(&fsm_ust_test_fail_pid, current->pid, 0) == current->pid)
+		return false;
 	if (!fsm_ust_get_ref())
 		return false;
 	/* pairs with the decrement when the work ran or was refused */
@@ -399,12 +498,14 @@ static bool fsm_ust_queue(struct callback_head *head)
 	}
 	q = this_cpu_ptr(&fsm_ust_nmiq);
 	for (i = 0; i < FSM_UST_NMI_QUEUE; i++) {
-		if (cmpxchg(&q->e[i].task, NULL, current) == NULL) {
-			get_task_struct(current);
-			WRITE_ONCE(q->e[i].head, head);
-			irq_work_queue(&q->work);
-			return true;
-		}
+		if (cmpxchg(&q->e[i].task, 0UL, FSM_UST_NMIQ_CLAIMING))
+			continue;
+		get_task_struct(current);
+		q->e[i].head = head;
+		/* pairs with the irq_work's smp_load_acquire() */
+		smp_store_release(&q->e[i].task, (unsigned long)current);
+		irq_work_queue(&q->work);
+		return true;
 	}
 	fsm_ust_put_outstanding();
 	return false;
@@ -433,6 +534,55 @@ static u64 fsm_ust_sig(struct pt_regs *regs)
 
 	fsm_ust_regs(regs, &u);
 	return fsm_uwc_entry_sig(&u, regs->orig_ax);
+}
+
+/*
+ * All the user registers the task returns to (pt_regs, orig_ax included).
+ * Equal for two entries only if user space ran from the exact same state,
+ * or did not run at all in between. Context: any (pure computation).
+ */
+static u64 fsm_ust_regs_hash(const struct pt_regs *regs)
+{
+	return siphash(regs, sizeof(*regs), &fsm_ust_mm_siphash);
+}
+
+/*
+ * End the kernel entry: called last by the slot's task works. They run on
+ * the way out to user space (exit_to_user_mode_loop()), so a later request
+ * belongs to a later entry, or to the rest of this exit path (a reschedule
+ * or a signal after the work). Either way it starts a new entry and its
+ * own walk of the registers the task will return to: no entry is ever
+ * given another entry's stack (the old register signature could not tell
+ * `f() { g(); } f(); f();` from two different callers of f). Requests made
+ * while our works run (our own records, the walk's sleeps) still join this
+ * entry: its state is BUSY or DONE until here. An emit work still queued
+ * ends the entry itself when it has run.
+ *
+ * The rest of an exit path could in theory request, walk and request again
+ * forever (each walk waking a reader that preempts us on the way out). Such
+ * a loop ends entries with identical user registers; after
+ * FSM_UST_SAME_REGS_MAX of those in a row, requests with those registers
+ * get no user stack (counted) until the registers differ. Legitimate runs of
+ * entries from one identical register state that long are rare (a tight
+ * loop around one syscall with nothing changing); they get "none", never a
+ * wrong stack.
+ * Context: task work of the slot's task.
+ */
+static void fsm_ust_end_entry(struct fsm_ust_slot *slot)
+{
+	u64 h;
+
+	if (atomic_read(&slot->emit_queued))
+		return;
+	h = fsm_ust_regs_hash(task_pt_regs(current));
+	if (h == slot->end_regs) {
+		if (slot->same_regs < U32_MAX)
+			WRITE_ONCE(slot->same_regs, slot->same_regs + 1);
+	} else {
+		WRITE_ONCE(slot->same_regs, 0);
+	}
+	WRITE_ONCE(slot->end_regs, h);
+	fsm_uwc_entry_exit(&slot->uwc);
 }
 
 /*
@@ -485,6 +635,12 @@ u64 fsm_ustack_request(u32 inst_id)
 		fsm_ust_count(inst_id, FSM_UST_NO_SLOT);
 		return 0;
 	}
+	if (unlikely(READ_ONCE(slot->same_regs) >= FSM_UST_SAME_REGS_MAX) &&
+	    fsm_uwc_state(&slot->uwc, NULL) == FSM_UWC_STATE_IDLE &&
+	    fsm_ust_regs_hash(regs) == READ_ONCE(slot->end_regs)) {
+		fsm_ust_count(inst_id, FSM_UST_SAME_REGS);
+		return 0;
+	}
 	ret = fsm_uwc_request(&slot->uwc, fsm_ust_sig(regs), inst_id,
 			      this_cpu_ptr(&fsm_ust_seq), raw_smp_processor_id(),
 			      &cookie);
@@ -493,8 +649,13 @@ u64 fsm_ustack_request(u32 inst_id)
 		/* only the claimer writes it; read by our own task work */
 		slot->exec_id = t->self_exec_id;
 		if (!fsm_ust_queue(&slot->walk_work)) {
-			/* the entry stays pending; the next queue resolves it */
-			fsm_ust_count(inst_id, FSM_UST_BUSY);
+			/*
+			 * Nobody will walk this entry: end it now, or every
+			 * later request of the task would join it forever.
+			 */
+			fsm_ust_work_refused(slot, &slot->walk_work);
+			fsm_ust_count(inst_id, FSM_UST_QUEUE_FAILED);
+			return 0;
 		}
 		fsm_ust_count(inst_id, FSM_UST_QUEUED);
 		break;
@@ -507,8 +668,8 @@ u64 fsm_ustack_request(u32 inst_id)
 		/* one emit work at a time; it re-reads the mask */
 		if (!atomic_xchg(&slot->emit_queued, 1) &&
 		    !fsm_ust_queue(&slot->emit_work)) {
-			atomic_set(&slot->emit_queued, 0);
-			fsm_ust_count(inst_id, FSM_UST_BUSY);
+			fsm_ust_work_refused(slot, &slot->emit_work);
+			fsm_ust_count(inst_id, FSM_UST_QUEUE_FAILED);
 			return 0;
 		}
 		fsm_ust_count(inst_id, FSM_UST_LATE);
@@ -900,6 +1061,7 @@ static void fsm_ust_walk_work(struct callback_head *head)
 		WRITE_ONCE(slot->xl_cookie, out.cookie);
 		fsm_ust_deliver(slot, out.cookie, out.mask & ~BIT_ULL(63), 0);
 	}
+	fsm_ust_end_entry(slot);
 	fsm_ust_put_outstanding();
 }
 
@@ -916,6 +1078,7 @@ static void fsm_ust_emit_work(struct callback_head *head)
 	if (mask)
 		fsm_ust_deliver(slot, READ_ONCE(slot->xl_cookie), mask,
 				FSM_USF_LATE);
+	fsm_ust_end_entry(slot);
 	fsm_ust_put_outstanding();
 }
 
