@@ -30,7 +30,7 @@ setup() {
 	mkdir "$U"
 	wait_for "$U/options/stackmap_user"
 	echo raw_syscalls:sys_enter >"$U/stack_map_events"
-	echo 8192 >"$U/buffer_size_kb"
+	echo 4096 >"$U/buffer_size_kb"
 	echo 1 >"$U/events/raw_syscalls/sys_enter/enable"
 	echo 1 >"$U/options/userstacktrace"
 	echo 1 >"$U/options/stackmap"
@@ -42,6 +42,7 @@ teardown() {
 	echo 0 >"$U/options/stackmap"
 	echo 0 >"$U/options/userstacktrace"
 	echo 0 >"$U/events/raw_syscalls/sys_enter/enable"
+	echo >"$U/set_event_pid"
 	rmdir "$U"
 }
 
@@ -56,6 +57,8 @@ run() {
 	# known (and the hook set) before PROG runs
 	"$PROG" "$N" <"$TMPD/go" >"$TMPD/$L.maps" &
 	pid=$!
+	# only PROG's events (and so only its stack_id and user_stack records)
+	echo "$pid" >"$U/set_event_pid"
 	[ -z "${2:-}" ] || echo "$pid" >/sys/module/ftrace_stackmap/parameters/test_fail_queue_pid
 	echo go >"$TMPD/go"
 	wait $pid
@@ -99,5 +102,38 @@ check_fail "test_fail_queue_pid refuses bad values" \
 	eval 'echo -3 > /sys/module/ftrace_stackmap/parameters/test_fail_queue_pid'
 
 teardown
-check "rmmod" unload
+
+# Unload is never held by a task that asked and then sleeps: its walk stays
+# queued until it returns to user space (here: never, before rmmod), and
+# rmmod must still succeed at once once the options are off. The work runs
+# later, disarmed (it frees itself; KASAN watches).
+S=$T/instances/usleep
+mkdir "$S"
+wait_for "$S/options/stackmap_user"
+echo sched:sched_switch >"$S/stack_map_events"
+echo 1 >"$S/events/sched/sched_switch/enable"
+echo 1 >"$S/options/stackmap"
+echo 1 >"$S/options/stackmap_user"
+sleep 3600 &
+spid=$!
+nap 0.5
+check "sleeper: its sched_switch asked for a user stack" \
+	eval "grep -E '^ *sleep-$spid .* stack_id: .*cookie=\\{0x[0-9a-f]+\\}' $S/trace >/dev/null"
+echo 0 >"$S/options/stackmap_user"
+echo 0 >"$S/options/stackmap"
+echo 0 >"$S/events/sched/sched_switch/enable"
+rmdir "$S"
+t0=$(date +%s%N)
+out=$(timeout 20 rmmod ftrace_stackmap 2>&1)
+rc=$?
+t1=$(date +%s%N)
+diag "rmmod with a sleeping task's walk queued: rc=$rc in $(((t1 - t0) / 1000000)) ms: $out"
+check_eq "rmmod succeeds while a task that asked sleeps" "$rc" 0
+kill "$spid"
+wait "$spid" 2>/dev/null
+nap 0.5
+check "the sleeper ran its disarmed work and exited (no module code, no splat)" \
+	eval '! kill -0 $spid 2>/dev/null'
+check "load again" load
+check "rmmod again" unload
 finish

@@ -37,12 +37,14 @@
  * slot's late mask and queue a second, emit-only task work, at most once
  * per instance and entry: no requeue livelock.
  *
- * Unload: task_work_cancel is not exported, so every queued work holds a
- * reference on this module (try_module_get when queued, module_put as the
- * work's last action): rmmod fails with EBUSY while works are queued, e.g.
- * for the shell that runs rmmod, whose own walk can only run after rmmod
- * returns. Module exit still counts them (fsm_ust_outstanding) and waits,
- * for works queued by a failed try_stop_module race.
+ * Unload never waits for a task to return to user space (a task that asked
+ * from sched_switch and then sleeps for an hour would hold it for an hour):
+ * task_work_cancel is not exported, so module exit disarms the works still
+ * queued instead. Each task work is a small object of its own
+ * (struct fsm_ust_work, callback_head first); exit points every queued one
+ * at kfree(), core kernel code, so that when its task runs it, it only
+ * frees itself. See fsm_ustack_exit() for why no module code can run after
+ * exit returns.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -72,6 +74,7 @@
 
 #include <ftrace_stackmap/ustack_abi.h>
 
+#include "compat.h"
 #include "tracing.h"
 #include "fsm_unwind.h"
 #include "ustack.h"
@@ -100,10 +103,10 @@ static_assert(FSM_UST_MAX_INST == FSM_UWC_MAX_INSTANCES, "ustack.h and fsm_unwin
  * @start:     the task's start_time, second half of the key (a stale slot
  *             of a reused task_struct is reset); written after the claim
  * @exec_id:   self_exec_id when the walk was queued (exec detection)
- * @walk_work: the walk task work, queued at most once per entry (cache)
- * @emit_work: the emit-only task work of late requests
- * @emit_queued: @emit_work is queued (xchg by requesters, cleared by it)
- * @late_mask: instances to serve from @emit_work (atomic OR / xchg)
+ * @walk:      the walk task work, queued at most once per entry (cache)
+ * @emit:      the emit-only task work of late requests
+ * @emit_queued: @emit is queued (xchg by requesters, cleared by it)
+ * @late_mask: instances to serve from @emit (atomic OR / xchg)
  * @xl_cookie: the entry @frames belong to
  * @nr, @flags, @reason, @stop: the translated stack of that entry
  * @words:     the user map key of that stack (ustack.h, FSM_UKEY_*): the
@@ -123,8 +126,8 @@ struct fsm_ust_slot {
 	unsigned long task;
 	u64 start;
 	u32 exec_id;
-	struct callback_head walk_work;
-	struct callback_head emit_work;
+	struct fsm_ust_work *walk;
+	struct fsm_ust_work *emit;
 	atomic_t emit_queued;
 	atomic64_t late_mask;
 	u64 xl_cookie;
@@ -139,6 +142,23 @@ struct fsm_ust_slot {
 };
 
 #define fsm_ust_frames(slot)	(&(slot)->words[FSM_UKEY_HDR])
+
+/**
+ * struct fsm_ust_work - one task work of a slot, allocated on its own.
+ * @head:   first member: at unload a queued work's func becomes kfree(),
+ *          which then frees exactly this object (fsm_ustack_exit())
+ * @slot:   the slot it works for
+ * @queued: 1 from the queue until the work runs; whoever takes it back to
+ *          0 (xchg: the work itself, a refused queue, or module exit) owns
+ *          what happens next, exactly once
+ */
+struct fsm_ust_work {
+	struct callback_head head;
+	struct fsm_ust_slot *slot;
+	atomic_t queued;
+};
+static_assert(offsetof(struct fsm_ust_work, head) == 0,
+	      "kfree(head) must free the whole work");
 
 /* Key words of the longest stack a record (and the user map) holds. */
 #define FSM_UST_MAP_DEPTH	(FSM_UKEY_HDR + 2 * FSM_USTACK_MAX_RECORD_FRAMES)
@@ -228,7 +248,7 @@ struct fsm_ust_nmiq {
 	struct irq_work work;
 	struct {
 		unsigned long task;
-		struct callback_head *head;
+		struct fsm_ust_work *head;
 	} e[FSM_UST_NMI_QUEUE];
 };
 #define FSM_UST_NMIQ_CLAIMING	1UL
@@ -239,9 +259,8 @@ static struct fsm_ust_inst fsm_ust_insts[FSM_UST_MAX_INST];
 static u64 fsm_ust_on;
 static DEFINE_PER_CPU(u64, fsm_ust_seq);
 static DEFINE_PER_CPU(struct fsm_ust_nmiq, fsm_ust_nmiq);
-static atomic_t fsm_ust_outstanding = ATOMIC_INIT(0);
-/* try_module_get() fires module:module_get, which may be a source event */
-static DEFINE_PER_CPU(int, fsm_ust_getting_ref);
+/* task works executing our code now (fsm_ust_work_enter/_leave) */
+static atomic_t fsm_ust_running = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(fsm_ust_wq);
 static atomic64_t fsm_ust_walks = ATOMIC64_INIT(0);
 /* key of the address-space hash (fsm_ust_mm_key()), random per load */
@@ -375,32 +394,21 @@ static void fsm_ust_task_free(void *data, struct task_struct *t)
 /* ---- queueing the task works ---- */
 
 /*
- * Drop a queued work's count and module reference. Called as the very last
- * action of a work (or when the work was refused): after module_put() only
- * the return into the caller remains of this module's code.
+ * Every task work function starts with fsm_ust_work_enter() and ends with
+ * fsm_ust_work_leave() (the last thing it does); module exit waits until
+ * none is between the two, then for an RCU-tasks grace period, which covers
+ * the instructions before the first and after the last (fsm_ustack_exit()).
  */
-static void fsm_ust_put_outstanding(void)
+static void fsm_ust_work_enter(void)
 {
-	/* pairs with wait_event() in fsm_ustack_exit() */
-	if (atomic_dec_and_test(&fsm_ust_outstanding))
-		wake_up(&fsm_ust_wq);
-	module_put(THIS_MODULE);
+	atomic_inc(&fsm_ust_running);
 }
 
-/*
- * Take the module reference a queued work holds. Context: any, NMI
- * included (try_module_get is an atomic increment). Refused when nested in
- * our own try_module_get on this CPU (its tracepoint may be a source event),
- * and once the module is going away.
- */
-static bool fsm_ust_get_ref(void)
+static void fsm_ust_work_leave(void)
 {
-	bool ok = false;
-
-	if (this_cpu_inc_return(fsm_ust_getting_ref) == 1)
-		ok = try_module_get(THIS_MODULE);
-	this_cpu_dec(fsm_ust_getting_ref);
-	return ok;
+	/* pairs with wait_event() in fsm_ustack_exit() */
+	if (atomic_dec_and_test(&fsm_ust_running))
+		wake_up(&fsm_ust_wq);
 }
 
 /*
@@ -410,12 +418,12 @@ static bool fsm_ust_get_ref(void)
  * emit work lets the next late request queue one again.
  * Context: any.
  */
-static void fsm_ust_work_refused(struct fsm_ust_slot *slot,
-				 struct callback_head *head)
+static void fsm_ust_work_refused(struct fsm_ust_work *w)
 {
+	struct fsm_ust_slot *slot = w->slot;
 	u64 cookie;
 
-	if (head == &slot->walk_work) {
+	if (w == slot->walk) {
 		if (fsm_uwc_state(&slot->uwc, &cookie) == FSM_UWC_STATE_PENDING)
 			(void)fsm_uwc_abort(&slot->uwc, cookie);
 	} else {
@@ -423,21 +431,12 @@ static void fsm_ust_work_refused(struct fsm_ust_slot *slot,
 	}
 }
 
-static struct fsm_ust_slot *fsm_ust_slot_of(struct callback_head *head)
-{
-	if (head->func == fsm_ust_walk_work)
-		return container_of(head, struct fsm_ust_slot, walk_work);
-	return container_of(head, struct fsm_ust_slot, emit_work);
-}
-
 /* Context: task or irq (not NMI). */
-static void fsm_ust_add(struct task_struct *t, struct callback_head *head)
+static void fsm_ust_add(struct task_struct *t, struct fsm_ust_work *w)
 {
-	if (task_work_add(t, head, TWA_RESUME)) {
-		/* exiting: nothing will run */
-		fsm_ust_work_refused(fsm_ust_slot_of(head), head);
-		fsm_ust_put_outstanding();
-	}
+	/* exiting: nothing will run, unless module exit took it back first */
+	if (task_work_add(t, &w->head, TWA_RESUME) && atomic_xchg(&w->queued, 0))
+		fsm_ust_work_refused(w);
 }
 
 /*
@@ -450,7 +449,7 @@ static void fsm_ust_add(struct task_struct *t, struct callback_head *head)
 static void fsm_ust_nmiq_fn(struct irq_work *w)
 {
 	struct fsm_ust_nmiq *q = container_of(w, struct fsm_ust_nmiq, work);
-	struct callback_head *head;
+	struct fsm_ust_work *head;
 	unsigned long t;
 	unsigned int i;
 
@@ -480,7 +479,7 @@ static void fsm_ust_nmiq_fn(struct irq_work *w)
  * Return: false if the queue was full or the module is going away; the
  * caller ends what @head stood for (fsm_ust_work_refused()) and counts it.
  */
-static bool fsm_ust_queue(struct callback_head *head)
+static bool fsm_ust_queue(struct fsm_ust_work *head)
 {
 	struct fsm_ust_nmiq *q;
 	unsigned int i;
@@ -488,10 +487,11 @@ static bool fsm_ust_queue(struct callback_head *head)
 	if (unlikely(atomic_read(&fsm_ust_test_fail_pid)) &&
 	    atomic_cmpxchg(&fsm_ust_test_fail_pid, current->pid, 0) == current->pid)
 		return false;
-	if (!fsm_ust_get_ref())
+	/* module exit stops requests before it disarms the queued works */
+	if (!READ_ONCE(fsm_ust_ready))
 		return false;
-	/* pairs with the decrement when the work ran or was refused */
-	atomic_inc(&fsm_ust_outstanding);
+	/* queued from here on: the work, a refusal or module exit ends it */
+	atomic_set(&head->queued, 1);
 	if (!in_nmi() && !IS_ENABLED(CONFIG_KASAN)) {
 		fsm_ust_add(current, head);
 		return true;
@@ -507,7 +507,7 @@ static bool fsm_ust_queue(struct callback_head *head)
 		irq_work_queue(&q->work);
 		return true;
 	}
-	fsm_ust_put_outstanding();
+	atomic_set(&head->queued, 0);
 	return false;
 }
 
@@ -648,12 +648,12 @@ u64 fsm_ustack_request(u32 inst_id)
 	case FSM_UWC_QUEUE:
 		/* only the claimer writes it; read by our own task work */
 		slot->exec_id = t->self_exec_id;
-		if (!fsm_ust_queue(&slot->walk_work)) {
+		if (!fsm_ust_queue(slot->walk)) {
 			/*
 			 * Nobody will walk this entry: end it now, or every
 			 * later request of the task would join it forever.
 			 */
-			fsm_ust_work_refused(slot, &slot->walk_work);
+			fsm_ust_work_refused(slot->walk);
 			fsm_ust_count(inst_id, FSM_UST_QUEUE_FAILED);
 			return 0;
 		}
@@ -667,8 +667,8 @@ u64 fsm_ustack_request(u32 inst_id)
 		atomic64_or(BIT_ULL(inst_id), &slot->late_mask);
 		/* one emit work at a time; it re-reads the mask */
 		if (!atomic_xchg(&slot->emit_queued, 1) &&
-		    !fsm_ust_queue(&slot->emit_work)) {
-			fsm_ust_work_refused(slot, &slot->emit_work);
+		    !fsm_ust_queue(slot->emit)) {
+			fsm_ust_work_refused(slot->emit);
 			fsm_ust_count(inst_id, FSM_UST_QUEUE_FAILED);
 			return 0;
 		}
@@ -1049,28 +1049,46 @@ void fsm_ustack_write_reset(struct fsm_inst *inst, u32 gen)
 		fsm_ust_write_user_stack(inst->id, &r);
 }
 
+/*
+ * Start of a task work: false if module exit took it back (its func was
+ * still ours when the task read it): then only free it.
+ */
+static bool fsm_ust_work_start(struct fsm_ust_work *w)
+{
+	fsm_ust_work_enter();
+	if (atomic_xchg(&w->queued, 0))
+		return true;
+	kfree(w);
+	fsm_ust_work_leave();
+	return false;
+}
+
 static void fsm_ust_walk_work(struct callback_head *head)
 {
-	struct fsm_ust_slot *slot = container_of(head, struct fsm_ust_slot,
-						 walk_work);
+	struct fsm_ust_work *w = container_of(head, struct fsm_ust_work, head);
+	struct fsm_ust_slot *slot = w->slot;
 	struct fsm_ust_walk_ctx c = { .slot = slot, .regs = task_pt_regs(current) };
 	struct fsm_uwc_delivery out;
 
+	if (!fsm_ust_work_start(w))
+		return;
 	if (!fsm_uwc_complete(&slot->uwc, fsm_ust_sig(c.regs), fsm_ust_walk,
 			      &c, &out)) {
 		WRITE_ONCE(slot->xl_cookie, out.cookie);
 		fsm_ust_deliver(slot, out.cookie, out.mask & ~BIT_ULL(63), 0);
 	}
 	fsm_ust_end_entry(slot);
-	fsm_ust_put_outstanding();
+	fsm_ust_work_leave();
 }
 
 static void fsm_ust_emit_work(struct callback_head *head)
 {
-	struct fsm_ust_slot *slot = container_of(head, struct fsm_ust_slot,
-						 emit_work);
+	struct fsm_ust_work *w = container_of(head, struct fsm_ust_work, head);
+	struct fsm_ust_slot *slot = w->slot;
 	u64 mask;
 
+	if (!fsm_ust_work_start(w))
+		return;
 	/* clear first: a request after the xchg below queues us again */
 	atomic_set(&slot->emit_queued, 0);
 	smp_mb__after_atomic();	/* pairs with the requesters' OR then xchg */
@@ -1079,7 +1097,7 @@ static void fsm_ust_emit_work(struct callback_head *head)
 		fsm_ust_deliver(slot, READ_ONCE(slot->xl_cookie), mask,
 				FSM_USF_LATE);
 	fsm_ust_end_entry(slot);
-	fsm_ust_put_outstanding();
+	fsm_ust_work_leave();
 }
 
 /* ---- events, option, statistics ---- */
@@ -1315,6 +1333,49 @@ static void fsm_ust_find_tp(struct tracepoint *tp, void *priv)
 		fsm_ust_tp_free = tp;
 }
 
+static struct fsm_ust_work *fsm_ust_work_new(struct fsm_ust_slot *slot,
+					     task_work_func_t fn)
+{
+	struct fsm_ust_work *w = kzalloc(sizeof(*w), GFP_KERNEL);
+
+	if (w) {
+		init_task_work(&w->head, fn);
+		w->slot = slot;
+	}
+	return w;
+}
+
+/* Free the works module exit (or a failed init) still owns. */
+static void fsm_ust_free_works(void)
+{
+	unsigned int i;
+
+	if (!fsm_ust_slots)
+		return;
+	for (i = 0; i < FSM_UST_SLOTS; i++) {
+		kfree(fsm_ust_slots[i].walk);
+		kfree(fsm_ust_slots[i].emit);
+	}
+}
+
+/*
+ * Module exit: point a work still queued on its task at kfree() and give
+ * up ownership, or keep it (to free) if nothing will run it. Whoever takes
+ * @queued to 0 owns the work (xchg, a full barrier): here, the work itself
+ * (fsm_ust_work_start(): it runs or ran, exit waits for it), or a refused
+ * queue. func is written before the xchg: a task that reads func after the
+ * xchg calls kfree() (core kernel code) on the object; a task that read the
+ * old func before runs fsm_ust_*_work(), whose xchg sees 0 and frees it.
+ * Return: true if the work is not ours any more.
+ */
+static bool fsm_ust_work_disarm(struct fsm_ust_work *w)
+{
+	if (!w)
+		return false;
+	WRITE_ONCE(w->head.func, fsm_compat_kfree_task_work());
+	return atomic_xchg(&w->queued, 0);
+}
+
 /**
  * fsm_ustack_init - allocate the task table, hook task frees.
  * Context: task (module init, before any stack_id probe is attached).
@@ -1340,8 +1401,14 @@ int fsm_ustack_init(void)
 		goto fail;
 	}
 	for (i = 0; i < FSM_UST_SLOTS; i++) {
-		init_task_work(&fsm_ust_slots[i].walk_work, fsm_ust_walk_work);
-		init_task_work(&fsm_ust_slots[i].emit_work, fsm_ust_emit_work);
+		struct fsm_ust_slot *slot = &fsm_ust_slots[i];
+
+		slot->walk = fsm_ust_work_new(slot, fsm_ust_walk_work);
+		slot->emit = fsm_ust_work_new(slot, fsm_ust_emit_work);
+		if (!slot->walk || !slot->emit) {
+			ret = -ENOMEM;
+			goto fail;
+		}
 	}
 	for_each_possible_cpu(cpu)
 		init_irq_work(&per_cpu(fsm_ust_nmiq, cpu).work, fsm_ust_nmiq_fn);
@@ -1358,6 +1425,7 @@ int fsm_ustack_init(void)
 	WRITE_ONCE(fsm_ust_ready, true);
 	return 0;
 fail:
+	fsm_ust_free_works();
 	vfree(fsm_ust_slots);
 	fsm_ust_slots = NULL;
 	fsm_fileid_exit();
@@ -1365,31 +1433,49 @@ fail:
 }
 
 /**
- * fsm_ustack_exit - wait for queued task works, unhook, free.
+ * fsm_ustack_exit - disarm queued task works, unhook, free.
  *
- * Called after every stack_id probe is detached (no new request). Task
- * works cannot be cancelled (not exported): wait until every queued one
- * ran; a task sleeping in the kernel delays the unload until it returns.
+ * Called after every stack_id probe is detached (no new request). Never
+ * waits for a task to return to user space: task works still queued are
+ * disarmed (fsm_ust_work_disarm(): they free themselves when their task
+ * runs them, with no module code). What remains is code of ours running
+ * now, which this waits for, in two parts:
+ *  - works between fsm_ust_work_enter() and fsm_ust_work_leave(): counted;
+ *    a walk and its records, bounded (no file I/O, see fileid.c);
+ *  - a task that read the old func but is not yet in fsm_ust_work_enter(),
+ *    or is past fsm_ust_work_leave() and not yet returned: preempted there
+ *    (neither part sleeps), so an RCU-tasks grace period, which waits for
+ *    every task to switch voluntarily or run in user space, ends only
+ *    after it left our text.
  * Context: task (module exit).
  */
 void fsm_ustack_exit(void)
 {
+	unsigned int i;
 	int cpu;
 
 	WRITE_ONCE(fsm_ust_ready, false);
 	WRITE_ONCE(fsm_ust_on, 0);
 	/* requests that passed the checks above are done after this */
 	synchronize_rcu();
+	/* hand-offs still in the per-CPU queues reach task_work_add() */
 	for_each_possible_cpu(cpu)
 		irq_work_sync(&per_cpu(fsm_ust_nmiq, cpu).work);
-	while (!wait_event_timeout(fsm_ust_wq,
-				   !atomic_read(&fsm_ust_outstanding), 10 * HZ))
-		pr_info("unload waits for %d user-stack task works\n",
-			atomic_read(&fsm_ust_outstanding));
+	for (i = 0; i < FSM_UST_SLOTS; i++) {
+		struct fsm_ust_slot *slot = &fsm_ust_slots[i];
+
+		if (fsm_ust_work_disarm(slot->walk))
+			slot->walk = NULL;	/* its task frees it */
+		if (fsm_ust_work_disarm(slot->emit))
+			slot->emit = NULL;
+	}
+	wait_event(fsm_ust_wq, !atomic_read(&fsm_ust_running));
+	synchronize_rcu_tasks();
 	tracepoint_probe_unregister(fsm_ust_tp_free, (void *)fsm_ust_task_free,
 				    NULL);
-	/* the free probe and the last works' final instructions */
+	/* the free probe's last instructions */
 	tracepoint_synchronize_unregister();
+	fsm_ust_free_works();
 	vfree(fsm_ust_slots);
 	fsm_ust_slots = NULL;
 	fsm_fileid_exit();
