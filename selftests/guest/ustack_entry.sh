@@ -71,7 +71,14 @@ run() {
 	sed 's/^/# /' "$TMPD/$L.err"
 }
 
-res() { stat_get "$TMPD/$1.res" "$2"; }
+# res LABEL KEY: a key=value result of ustack_entry.py
+res() {
+	local l
+	while IFS= read -r l; do
+		[ "${l%%=*}" = "$2" ] && { echo "${l#*=}"; return 0; }
+	done <"$TMPD/$1.res"
+	return 1
+}
 
 setup
 run entry
