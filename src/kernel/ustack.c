@@ -70,7 +70,6 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include <asm/segment.h>
-#include <asm/unistd.h>
 
 #include <ftrace_stackmap/ustack_abi.h>
 
@@ -107,6 +106,8 @@ static_assert(FSM_UST_MAX_INST == FSM_UWC_MAX_INSTANCES, "ustack.h and fsm_unwin
  * @emit:      the emit-only task work of late requests
  * @emit_queued: @emit is queued (xchg by requesters, cleared by it)
  * @late_mask: instances to serve from @emit (atomic OR / xchg)
+ * @late_cookie: the entry those late requests belong to (the emit work
+ *             serves them only if the slot's stack is still that entry's)
  * @xl_cookie: the entry @frames belong to
  * @nr, @flags, @reason, @stop: the translated stack of that entry
  * @words:     the user map key of that stack (ustack.h, FSM_UKEY_*): the
@@ -130,6 +131,7 @@ struct fsm_ust_slot {
 	struct fsm_ust_work *emit;
 	atomic_t emit_queued;
 	atomic64_t late_mask;
+	u64 late_cookie;
 	u64 xl_cookie;
 	u32 nr;
 	u16 flags;
@@ -427,6 +429,8 @@ static void fsm_ust_work_refused(struct fsm_ust_work *w)
 		if (fsm_uwc_state(&slot->uwc, &cookie) == FSM_UWC_STATE_PENDING)
 			(void)fsm_uwc_abort(&slot->uwc, cookie);
 	} else {
+		/* the late requests it stood for get nothing: no record later */
+		atomic64_set(&slot->late_mask, 0);
 		atomic_set(&slot->emit_queued, 0);
 	}
 }
@@ -434,7 +438,7 @@ static void fsm_ust_work_refused(struct fsm_ust_work *w)
 /* Context: task or irq (not NMI). */
 static void fsm_ust_add(struct task_struct *t, struct fsm_ust_work *w)
 {
-	/* exiting: nothing will run, unless module exit took it back first */
+	/* exiting: nothing will run */
 	if (task_work_add(t, &w->head, TWA_RESUME) && atomic_xchg(&w->queued, 0))
 		fsm_ust_work_refused(w);
 }
@@ -573,7 +577,16 @@ static void fsm_ust_end_entry(struct fsm_ust_slot *slot)
 	u64 h;
 
 	if (atomic_read(&slot->emit_queued))
-		return;
+		return;	/* the emit work ends it */
+	/*
+	 * Task works also run inside a syscall (io_uring's wait loop, ptrace
+	 * stops, get_signal()): there the entry goes on, later requests walk
+	 * again (same registers: a correct stack). Only resume_user_mode_work()
+	 * clears TIF_NOTIFY_RESUME before it runs the works: count the bound
+	 * only there, on the way out, where the loop it stops can happen.
+	 */
+	if (test_thread_flag(TIF_NOTIFY_RESUME))
+		goto end;
 	h = fsm_ust_regs_hash(task_pt_regs(current));
 	if (h == slot->end_regs) {
 		if (slot->same_regs < U32_MAX)
@@ -582,23 +595,8 @@ static void fsm_ust_end_entry(struct fsm_ust_slot *slot)
 		WRITE_ONCE(slot->same_regs, 0);
 	}
 	WRITE_ONCE(slot->end_regs, h);
+end:
 	fsm_uwc_entry_exit(&slot->uwc);
-}
-
-/*
- * The task unloading us (delete_module) must not queue a walk: module exit
- * waits for every queued work, and that one would only run after the
- * syscall returns (a self-deadlock seen in the rmmod-under-load test).
- * i386's delete_module is 129 (the compat table is not in every header
- * set).
- */
-#define FSM_IA32_NR_DELETE_MODULE	129
-static bool fsm_ust_unloading_us(struct pt_regs *regs)
-{
-	long nr = regs->orig_ax;
-
-	return user_64bit_mode(regs) ? nr == __NR_delete_module :
-				       nr == FSM_IA32_NR_DELETE_MODULE;
 }
 
 /**
@@ -626,7 +624,7 @@ u64 fsm_ustack_request(u32 inst_id)
 		return 0;
 	}
 	regs = task_pt_regs(t);
-	if (!user_mode(regs) || fsm_ust_unloading_us(regs)) {
+	if (!user_mode(regs)) {
 		fsm_ust_count(inst_id, FSM_UST_REFUSED);
 		return 0;
 	}
@@ -635,8 +633,14 @@ u64 fsm_ustack_request(u32 inst_id)
 		fsm_ust_count(inst_id, FSM_UST_NO_SLOT);
 		return 0;
 	}
+	/*
+	 * The loop bound of fsm_ust_end_entry(), for task-context requests
+	 * only: an interrupt or NMI that asks (a timer sampling a user spin
+	 * loop: identical registers each time) opens an entry of its own and
+	 * cannot be that loop.
+	 */
 	if (unlikely(READ_ONCE(slot->same_regs) >= FSM_UST_SAME_REGS_MAX) &&
-	    fsm_uwc_state(&slot->uwc, NULL) == FSM_UWC_STATE_IDLE &&
+	    in_task() && fsm_uwc_state(&slot->uwc, NULL) == FSM_UWC_STATE_IDLE &&
 	    fsm_ust_regs_hash(regs) == READ_ONCE(slot->end_regs)) {
 		fsm_ust_count(inst_id, FSM_UST_SAME_REGS);
 		return 0;
@@ -664,6 +668,10 @@ u64 fsm_ustack_request(u32 inst_id)
 		fsm_ust_count(inst_id, FSM_UST_REUSES);
 		break;
 	case FSM_UWC_CACHED:
+		/* all late requests of an entry have its cookie */
+		WRITE_ONCE(slot->late_cookie, cookie);
+		/* orders the cookie before the bit: the emit work reads them so */
+		smp_mb__before_atomic();
 		atomic64_or(BIT_ULL(inst_id), &slot->late_mask);
 		/* one emit work at a time; it re-reads the mask */
 		if (!atomic_xchg(&slot->emit_queued, 1) &&
@@ -1092,10 +1100,18 @@ static void fsm_ust_emit_work(struct callback_head *head)
 	/* clear first: a request after the xchg below queues us again */
 	atomic_set(&slot->emit_queued, 0);
 	smp_mb__after_atomic();	/* pairs with the requesters' OR then xchg */
+	/* full barrier: the cookie of these bits is read after them */
 	mask = atomic64_xchg(&slot->late_mask, 0);
-	if (mask)
-		fsm_ust_deliver(slot, READ_ONCE(slot->xl_cookie), mask,
-				FSM_USF_LATE);
+	/*
+	 * A walk of a newer entry may have run first (a late request raced
+	 * with the end of its entry, then a new entry's walk was queued ahead
+	 * of us): its frames are not the late requesters'. They get no record
+	 * then (counted), never the newer entry's stack.
+	 */
+	if (mask && READ_ONCE(slot->late_cookie) == READ_ONCE(slot->xl_cookie))
+		fsm_ust_deliver(slot, slot->xl_cookie, mask, FSM_USF_LATE);
+	else if (mask)
+		fsm_ust_count(__ffs64(mask), FSM_UST_QUEUE_FAILED);
 	fsm_ust_end_entry(slot);
 	fsm_ust_work_leave();
 }
@@ -1441,7 +1457,9 @@ fail:
  * runs them, with no module code). What remains is code of ours running
  * now, which this waits for, in two parts:
  *  - works between fsm_ust_work_enter() and fsm_ust_work_leave(): counted;
- *    a walk and its records, bounded (no file I/O, see fileid.c);
+ *    a walk and its records (they may sleep in mmap_read_lock() and, while
+ *    fileid.c still reads ELF notes with kernel_read(), in file I/O: a
+ *    hung file system delays the unload, logged every 10 s);
  *  - a task that read the old func but is not yet in fsm_ust_work_enter(),
  *    or is past fsm_ust_work_leave() and not yet returned: preempted there
  *    (neither part sleeps), so an RCU-tasks grace period, which waits for
@@ -1469,7 +1487,10 @@ void fsm_ustack_exit(void)
 		if (fsm_ust_work_disarm(slot->emit))
 			slot->emit = NULL;
 	}
-	wait_event(fsm_ust_wq, !atomic_read(&fsm_ust_running));
+	while (!wait_event_timeout(fsm_ust_wq, !atomic_read(&fsm_ust_running),
+				   10 * HZ))
+		pr_info("unload waits for %d user-stack walks running now\n",
+			atomic_read(&fsm_ust_running));
 	synchronize_rcu_tasks();
 	tracepoint_probe_unregister(fsm_ust_tp_free, (void *)fsm_ust_task_free,
 				    NULL);
