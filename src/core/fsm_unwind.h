@@ -306,6 +306,17 @@ int fsm_uwc_read(const struct fsm_uwc_task *t, unsigned long long cookie,
  */
 void fsm_uwc_entry_exit(struct fsm_uwc_task *t);
 
+/*
+ * fsm_uwc_abort - end a pending entry that will never be walked (its task
+ * work could not be queued). PENDING(@cookie) goes back to IDLE with no
+ * result: the next request starts a new entry and queues again. Requesters
+ * that joined the aborted entry hold a cookie for which no stack comes.
+ * Context: the task owning @t, any context (the requester that claimed it).
+ * Return: 0, FSM_UWC_ENOENT (not pending with @cookie), FSM_UWC_EBUSY (a
+ * walk took it first).
+ */
+int fsm_uwc_abort(struct fsm_uwc_task *t, unsigned long long cookie);
+
 /* For tests and debugfs: FSM_UWC_STATE_* of @t, cookie in *@cookie if set. */
 #define FSM_UWC_STATE_IDLE	0u
 #define FSM_UWC_STATE_BUSY	1u	/* claiming a new entry, or walking */

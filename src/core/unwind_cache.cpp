@@ -242,6 +242,34 @@ void cache_entry_exit(fsm_uwc_task &t)
 					  __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
+int cache_abort(fsm_uwc_task &t, u64 cookie)
+{
+	/* Acquire: as complete_begin(), pairs with the claimer's PENDING release. */
+	u64 w = __atomic_load_n(&t.state, __ATOMIC_ACQUIRE);
+
+	if (state_of(w) != kStPending || cookie_of(w) != cookie)
+		return FSM_UWC_ENOENT;
+	const u64 b = buf_of(w);
+	/*
+	 * PENDING -> BUSY, exactly as complete_begin(): whoever wins owns the
+	 * entry (a task work that got queued after all would see BUSY or IDLE
+	 * and return ENOENT/EBUSY). Relaxed on failure: we return.
+	 */
+	if (!__atomic_compare_exchange_n(&t.state, &w, make_state(cookie, b, kStBusy),
+					 false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return FSM_UWC_EBUSY;
+	/*
+	 * The next claim takes req[b ^ 1]: clear it, as complete_end() does
+	 * before DONE. req[b] keeps this entry's bits until the entry after the
+	 * next one clears it (its own complete_end() or abort). Relaxed:
+	 * published by the IDLE release below, which the next claimer acquires.
+	 */
+	__atomic_store_n(&t.req[b ^ 1], 0, __ATOMIC_RELAXED);
+	/* Release: pairs with every acquire load of state (the cleared mask). */
+	__atomic_store_n(&t.state, make_state(0, b, kStIdle), __ATOMIC_RELEASE);
+	return 0;
+}
+
 u32 cache_state(const fsm_uwc_task &t, u64 *cookie)
 {
 	/* Acquire: a caller may go on to read what that state published. */
@@ -313,6 +341,13 @@ extern "C" void fsm_uwc_entry_exit(struct fsm_uwc_task *t)
 {
 	if (t)
 		fsm::unwind::cache_entry_exit(*t);
+}
+
+extern "C" int fsm_uwc_abort(struct fsm_uwc_task *t, unsigned long long cookie)
+{
+	if (!t)
+		return FSM_UWC_EINVAL;
+	return fsm::unwind::cache_abort(*t, cookie);
 }
 
 extern "C" unsigned int fsm_uwc_state(const struct fsm_uwc_task *t,

@@ -31,13 +31,16 @@
  *       +-------store-release (after the walk)-------- BUSY(c',b^1) "walking"
  *
  *   DONE(c,b) --entry_exit(): cmpxchg--> IDLE(b)
+ *   PENDING(c,b) --abort(): cmpxchg--> BUSY(c,b) --store-release--> IDLE(b)
  *
  * A request in BUSY or PENDING joins the current entry whatever its
  * signature: a walk is queued and has not run, so the task cannot have
- * returned to user space since the entry began. Only in DONE does the
- * signature decide between "same entry" (DELIVERED/CACHED, no requeue: the
- * upstream livelock of events that fire after the callback on the way out
- * cannot happen) and "new entry" (claim a new cookie, queue again).
+ * returned to user space since the entry began. DONE lasts only while the
+ * entry's task works run (the kernel glue ends the entry at their end): a
+ * request then is part of the same entry (our own records, the walk's
+ * sleeps) and is served from the result (DELIVERED/CACHED, no requeue);
+ * the signature comparison there is only a second guard. After the entry
+ * ended (IDLE) every request starts a new entry.
  *
  * Who was served is decided by one atomic RMW per requester on req[buf]:
  * a requester's fetch_or returns the old mask. Without kHarvested its bit is
@@ -50,9 +53,14 @@
  * Concurrency contract: requests for a task come from the task itself and
  * from contexts nested on it (IRQ, NMI), complete() runs in the task's own
  * task work. Entries of one task never overlap: the next entry starts after
- * complete() returned and the task went back to user space. Within those
- * rules every operation is lock-free and bounded, and also correct for truly
- * concurrent threads (the user-space tests race two threads on one entry).
+ * complete() returned and the caller ended the entry (entry_exit(), which
+ * the kernel glue calls at the end of the task's works: a DONE entry never
+ * outlives its way out to user space). Within those rules every operation
+ * is lock-free and bounded. Outside them (two unrelated threads on one
+ * fsm_uwc_task) it is not correct: a requester that read a DONE word of an
+ * entry that then ended and restarted could OR its bit into a mask that was
+ * already cleared for the next entry. The user-space race tests keep to the
+ * contract (a "task" thread plus "nested" requesters on the same entry).
  *
  * Memory ordering (each access in unwind_cache.cpp names its pair):
  *  - state: load-acquire by requesters and complete pairs with the
@@ -140,6 +148,8 @@ extern void (*test_hook)(fsm_uwc_task *t, u32 point);
 			     u32 max, fsm_uw_result &res);
 /* See fsm_uwc_entry_exit(). */
 void cache_entry_exit(fsm_uwc_task &t);
+/* See fsm_uwc_abort(). */
+[[nodiscard]] int cache_abort(fsm_uwc_task &t, u64 cookie);
 /* See fsm_uwc_state(). */
 [[nodiscard]] u32 cache_state(const fsm_uwc_task &t, u64 *cookie);
 

@@ -392,3 +392,8 @@ void fsm_compat_unwatch_dir(void)
 {
 }
 #endif /* CONFIG_FSNOTIFY */
+
+task_work_func_t fsm_compat_kfree_task_work(void)
+{
+	return (task_work_func_t)(void *)kfree;
+}

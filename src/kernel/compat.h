@@ -40,6 +40,7 @@
 
 #include <linux/fs.h>
 #include <linux/list.h>
+#include <linux/task_work.h>
 #include <linux/types.h>
 
 struct dentry;
@@ -190,5 +191,19 @@ void fsm_compat_unwatch_dir(void);
  * Context: task. Return: the size in bytes, 0 if unknown.
  */
 unsigned long fsm_compat_symbol_size(unsigned long addr, unsigned long *start);
+
+/**
+ * fsm_compat_kfree_task_work - kfree() as a task work function.
+ *
+ * For a work object whose callback_head is its first member: running it
+ * frees the object, with no module code (ustack.c's unload). Calls kfree()
+ * through a pointer of another prototype (a const void * argument in the
+ * same register): fine without kernel control-flow integrity, which would
+ * trap on the prototype mismatch; such a kernel fails the build here.
+ */
+#ifdef CONFIG_CFI_CLANG
+#error "ftrace_stackmap: kernel CFI: task works cannot be disarmed with kfree()"
+#endif
+task_work_func_t fsm_compat_kfree_task_work(void);
 
 #endif /* FSM_COMPAT_H */

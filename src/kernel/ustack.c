@@ -37,12 +37,14 @@
  * slot's late mask and queue a second, emit-only task work, at most once
  * per instance and entry: no requeue livelock.
  *
- * Unload: task_work_cancel is not exported, so every queued work holds a
- * reference on this module (try_module_get when queued, module_put as the
- * work's last action): rmmod fails with EBUSY while works are queued, e.g.
- * for the shell that runs rmmod, whose own walk can only run after rmmod
- * returns. Module exit still counts them (fsm_ust_outstanding) and waits,
- * for works queued by a failed try_stop_module race.
+ * Unload never waits for a task to return to user space (a task that asked
+ * from sched_switch and then sleeps for an hour would hold it for an hour):
+ * task_work_cancel is not exported, so module exit disarms the works still
+ * queued instead. Each task work is a small object of its own
+ * (struct fsm_ust_work, callback_head first); exit points every queued one
+ * at kfree(), core kernel code, so that when its task runs it, it only
+ * frees itself. See fsm_ustack_exit() for why no module code can run after
+ * exit returns.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -68,10 +70,10 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include <asm/segment.h>
-#include <asm/unistd.h>
 
 #include <ftrace_stackmap/ustack_abi.h>
 
+#include "compat.h"
 #include "tracing.h"
 #include "fsm_unwind.h"
 #include "ustack.h"
@@ -89,6 +91,7 @@ static_assert(FSM_UST_MAX_INST == FSM_UWC_MAX_INSTANCES, "ustack.h and fsm_unwin
 #define FSM_UST_SLOTS		512	/* tasks tracked at once; power of two */
 #define FSM_UST_PROBE		16	/* slots looked at per lookup */
 #define FSM_UST_NMI_QUEUE	4	/* per-CPU deferred task_work_add()s */
+#define FSM_UST_SAME_REGS_MAX	16	/* see fsm_ust_end_entry() */
 
 /**
  * struct fsm_ust_slot - per-task state.
@@ -99,10 +102,12 @@ static_assert(FSM_UST_MAX_INST == FSM_UWC_MAX_INSTANCES, "ustack.h and fsm_unwin
  * @start:     the task's start_time, second half of the key (a stale slot
  *             of a reused task_struct is reset); written after the claim
  * @exec_id:   self_exec_id when the walk was queued (exec detection)
- * @walk_work: the walk task work, queued at most once per entry (cache)
- * @emit_work: the emit-only task work of late requests
- * @emit_queued: @emit_work is queued (xchg by requesters, cleared by it)
- * @late_mask: instances to serve from @emit_work (atomic OR / xchg)
+ * @walk:      the walk task work, queued at most once per entry (cache)
+ * @emit:      the emit-only task work of late requests
+ * @emit_queued: @emit is queued (xchg by requesters, cleared by it)
+ * @late_mask: instances to serve from @emit (atomic OR / xchg)
+ * @late_cookie: the entry those late requests belong to (the emit work
+ *             serves them only if the slot's stack is still that entry's)
  * @xl_cookie: the entry @frames belong to
  * @nr, @flags, @reason, @stop: the translated stack of that entry
  * @words:     the user map key of that stack (ustack.h, FSM_UKEY_*): the
@@ -112,15 +117,21 @@ static_assert(FSM_UST_MAX_INST == FSM_UWC_MAX_INSTANCES, "ustack.h and fsm_unwin
  *             concurrent); the frames are published by the cache's DONE
  *             store-release
  * @uwc:       the per-entry cache state
+ * @end_regs:  hash of the user registers (fsm_ust_regs_hash()) when the
+ *             last entry ended (fsm_ust_end_entry())
+ * @same_regs: consecutive entries that ended with equal @end_regs; both
+ *             written only by the slot's task works, read by requests
+ *             (READ_ONCE: a heuristic bound, no ordering needed)
  */
 struct fsm_ust_slot {
 	unsigned long task;
 	u64 start;
 	u32 exec_id;
-	struct callback_head walk_work;
-	struct callback_head emit_work;
+	struct fsm_ust_work *walk;
+	struct fsm_ust_work *emit;
 	atomic_t emit_queued;
 	atomic64_t late_mask;
+	u64 late_cookie;
 	u64 xl_cookie;
 	u32 nr;
 	u16 flags;
@@ -128,9 +139,28 @@ struct fsm_ust_slot {
 	u8 stop;
 	u64 words[FSM_UKEY_HDR + 2 * FSM_MAX_USER_DEPTH];
 	struct fsm_uwc_task uwc;
+	u64 end_regs;
+	u32 same_regs;
 };
 
 #define fsm_ust_frames(slot)	(&(slot)->words[FSM_UKEY_HDR])
+
+/**
+ * struct fsm_ust_work - one task work of a slot, allocated on its own.
+ * @head:   first member: at unload a queued work's func becomes kfree(),
+ *          which then frees exactly this object (fsm_ustack_exit())
+ * @slot:   the slot it works for
+ * @queued: 1 from the queue until the work runs; whoever takes it back to
+ *          0 (xchg: the work itself, a refused queue, or module exit) owns
+ *          what happens next, exactly once
+ */
+struct fsm_ust_work {
+	struct callback_head head;
+	struct fsm_ust_slot *slot;
+	atomic_t queued;
+};
+static_assert(offsetof(struct fsm_ust_work, head) == 0,
+	      "kfree(head) must free the whole work");
 
 /* Key words of the longest stack a record (and the user map) holds. */
 #define FSM_UST_MAP_DEPTH	(FSM_UKEY_HDR + 2 * FSM_USTACK_MAX_RECORD_FRAMES)
@@ -152,6 +182,8 @@ enum fsm_ust_stat {
 	FSM_UST_INLINE,		/* ... with an id and its frames (first use) */
 	FSM_UST_FALLBACK,	/* ... with frames but no id (map full...) */
 	FSM_UST_INLINE_LOST,	/* lost records that should have been INLINE */
+	FSM_UST_QUEUE_FAILED,	/* walk could not be queued: entry ended, no stack */
+	FSM_UST_SAME_REGS,	/* refused: too many entries in a row, same registers */
 	FSM_UST_NR_STATS
 };
 
@@ -169,6 +201,8 @@ static const char * const fsm_ust_stat_names[] = {
 	[FSM_UST_INLINE] = "user_inline_emits",
 	[FSM_UST_FALLBACK] = "user_fallbacks",
 	[FSM_UST_INLINE_LOST] = "user_inline_lost",
+	[FSM_UST_QUEUE_FAILED] = "user_queue_failed",
+	[FSM_UST_SAME_REGS] = "user_same_regs_refused",
 };
 static_assert(ARRAY_SIZE(fsm_ust_stat_names) == FSM_UST_NR_STATS);
 
@@ -207,13 +241,19 @@ struct fsm_ust_inst {
 	atomic64_t empty[FSM_URS_NR];
 };
 
+/*
+ * Per-CPU hand-off of task_work_add() from NMI (and, on KASAN kernels, from
+ * every context). @task: 0 = free, FSM_UST_NMIQ_CLAIMING = taken by a
+ * claimer that has not published yet, else the task (a reference held).
+ */
 struct fsm_ust_nmiq {
 	struct irq_work work;
 	struct {
-		struct task_struct *task;
-		struct callback_head *head;
+		unsigned long task;
+		struct fsm_ust_work *head;
 	} e[FSM_UST_NMI_QUEUE];
 };
+#define FSM_UST_NMIQ_CLAIMING	1UL
 
 static struct fsm_ust_slot *fsm_ust_slots;
 static struct fsm_ust_inst fsm_ust_insts[FSM_UST_MAX_INST];
@@ -221,9 +261,8 @@ static struct fsm_ust_inst fsm_ust_insts[FSM_UST_MAX_INST];
 static u64 fsm_ust_on;
 static DEFINE_PER_CPU(u64, fsm_ust_seq);
 static DEFINE_PER_CPU(struct fsm_ust_nmiq, fsm_ust_nmiq);
-static atomic_t fsm_ust_outstanding = ATOMIC_INIT(0);
-/* try_module_get() fires module:module_get, which may be a source event */
-static DEFINE_PER_CPU(int, fsm_ust_getting_ref);
+/* task works executing our code now (fsm_ust_work_enter/_leave) */
+static atomic_t fsm_ust_running = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(fsm_ust_wq);
 static atomic64_t fsm_ust_walks = ATOMIC64_INIT(0);
 /* key of the address-space hash (fsm_ust_mm_key()), random per load */
@@ -233,6 +272,38 @@ static bool fsm_ust_ready;
 
 static void fsm_ust_walk_work(struct callback_head *head);
 static void fsm_ust_emit_work(struct callback_head *head);
+
+/*
+ * Tests only: the next queue of a task work for the task with this pid
+ * fails as if the deferral queue were full, then the value goes back to 0
+ * (selftests/guest/ustack_entry.sh: a failed queue must not leave the task
+ * without user stacks). Root-only, 0 (off) by default.
+ */
+static atomic_t fsm_ust_test_fail_pid = ATOMIC_INIT(0);
+static int fsm_ust_test_fail_set(const char *val, const struct kernel_param *kp)
+{
+	int pid, ret = kstrtoint(val, 0, &pid);
+
+	if (ret || pid < 0 || pid > PID_MAX_LIMIT) {
+		pr_warn("test_fail_queue_pid=%s: not a pid\n", val);
+		return -EINVAL;
+	}
+	atomic_set(&fsm_ust_test_fail_pid, pid);
+	return 0;
+}
+
+static int fsm_ust_test_fail_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&fsm_ust_test_fail_pid));
+}
+
+static const struct kernel_param_ops fsm_ust_test_fail_ops = {
+	.set = fsm_ust_test_fail_set,
+	.get = fsm_ust_test_fail_get,
+};
+module_param_cb(test_fail_queue_pid, &fsm_ust_test_fail_ops, NULL, 0600);
+MODULE_PARM_DESC(test_fail_queue_pid,
+		 "Tests only: fail the next user-stack task-work queue of this pid once (0: off)");
 
 static __always_inline void fsm_ust_count(u32 inst, enum fsm_ust_stat s)
 {
@@ -276,6 +347,7 @@ static struct fsm_ust_slot *fsm_ust_slot_get(struct task_struct *t)
 				if (st && st != t->start_time) {
 					/* stale: a missed free; idle state */
 					fsm_uwc_init(&slot->uwc);
+					WRITE_ONCE(slot->same_regs, 0);
 					WRITE_ONCE(slot->start, t->start_time);
 				}
 				return slot;
@@ -312,6 +384,8 @@ static void fsm_ust_task_free(void *data, struct task_struct *t)
 		fsm_uwc_init(&slot->uwc);
 		slot->start = 0;
 		slot->nr = 0;
+		slot->end_regs = 0;
+		slot->same_regs = 0;
 		atomic64_set(&slot->late_mask, 0);
 		atomic_set(&slot->emit_queued, 0);
 		/* pairs with smp_load_acquire() in fsm_ust_slot_get() */
@@ -322,91 +396,122 @@ static void fsm_ust_task_free(void *data, struct task_struct *t)
 /* ---- queueing the task works ---- */
 
 /*
- * Drop a queued work's count and module reference. Called as the very last
- * action of a work (or when the work was refused): after module_put() only
- * the return into the caller remains of this module's code.
+ * Every task work function starts with fsm_ust_work_enter() and ends with
+ * fsm_ust_work_leave() (the last thing it does); module exit waits until
+ * none is between the two, then for an RCU-tasks grace period, which covers
+ * the instructions before the first and after the last (fsm_ustack_exit()).
  */
-static void fsm_ust_put_outstanding(void)
+static void fsm_ust_work_enter(void)
+{
+	atomic_inc(&fsm_ust_running);
+}
+
+static void fsm_ust_work_leave(void)
 {
 	/* pairs with wait_event() in fsm_ustack_exit() */
-	if (atomic_dec_and_test(&fsm_ust_outstanding))
+	if (atomic_dec_and_test(&fsm_ust_running))
 		wake_up(&fsm_ust_wq);
-	module_put(THIS_MODULE);
 }
 
 /*
- * Take the module reference a queued work holds. Context: any, NMI
- * included (try_module_get is an atomic increment). Refused when nested in
- * our own try_module_get on this CPU (its tracepoint may be a source event),
- * and once the module is going away.
+ * A work that will never run (the task is exiting, or the deferral queue
+ * was full): end what it stood for. A walk's entry is aborted (the next
+ * request starts a new one instead of joining an entry nobody walks); an
+ * emit work lets the next late request queue one again.
+ * Context: any.
  */
-static bool fsm_ust_get_ref(void)
+static void fsm_ust_work_refused(struct fsm_ust_work *w)
 {
-	bool ok = false;
+	struct fsm_ust_slot *slot = w->slot;
+	u64 cookie;
 
-	if (this_cpu_inc_return(fsm_ust_getting_ref) == 1)
-		ok = try_module_get(THIS_MODULE);
-	this_cpu_dec(fsm_ust_getting_ref);
-	return ok;
+	if (w == slot->walk) {
+		if (fsm_uwc_state(&slot->uwc, &cookie) == FSM_UWC_STATE_PENDING)
+			(void)fsm_uwc_abort(&slot->uwc, cookie);
+	} else {
+		/* the late requests it stood for get nothing: no record later */
+		atomic64_set(&slot->late_mask, 0);
+		atomic_set(&slot->emit_queued, 0);
+	}
 }
 
 /* Context: task or irq (not NMI). */
-static void fsm_ust_add(struct task_struct *t, struct callback_head *head)
+static void fsm_ust_add(struct task_struct *t, struct fsm_ust_work *w)
 {
-	if (task_work_add(t, head, TWA_RESUME))
-		fsm_ust_put_outstanding();	/* exiting: nothing will run */
+	/* exiting: nothing will run */
+	if (task_work_add(t, &w->head, TWA_RESUME) && atomic_xchg(&w->queued, 0))
+		fsm_ust_work_refused(w);
 }
 
-/* The per-CPU deferral of NMI (and KASAN) requests. Context: hard irq. */
+/*
+ * The per-CPU deferral of NMI (and KASAN) requests. Context: hard irq of
+ * the CPU whose queue it is; only an NMI can interrupt it, and an NMI only
+ * claims free entries. An entry still being claimed (FSM_UST_NMIQ_CLAIMING:
+ * we interrupted its claimer) is left alone: its claimer publishes it and
+ * queues us again.
+ */
 static void fsm_ust_nmiq_fn(struct irq_work *w)
 {
 	struct fsm_ust_nmiq *q = container_of(w, struct fsm_ust_nmiq, work);
+	struct fsm_ust_work *head;
+	unsigned long t;
 	unsigned int i;
 
 	for (i = 0; i < FSM_UST_NMI_QUEUE; i++) {
-		/* read head before freeing the entry (see fsm_ust_queue) */
-		struct callback_head *head = READ_ONCE(q->e[i].head);
-		struct task_struct *t = xchg(&q->e[i].task, NULL);
-
-		if (!t)
+		/* pairs with the claimer's store-release: head and our reference */
+		t = smp_load_acquire(&q->e[i].task);
+		if (!t || t == FSM_UST_NMIQ_CLAIMING)
 			continue;
-		fsm_ust_add(t, head);
-		put_task_struct(t);
+		head = q->e[i].head;
+		/* head is read before the entry can be claimed again */
+		smp_store_release(&q->e[i].task, 0UL);
+		fsm_ust_add((struct task_struct *)t, head);
+		put_task_struct((struct task_struct *)t);
 	}
 }
 
 /*
  * Queue @head for current. Context: any. From NMI, and always on KASAN
- * kernels, through this CPU's irq_work: an entry is claimed with cmpxchg
- * (the irq_work, on this CPU, cannot run in between), then the head is
- * written; the irq_work reads the head before it releases the entry with
- * xchg, so a nested NMI cannot overwrite a head still to be read.
- * Return: false if the queue was full or the module is going away (counted
- * by the caller).
+ * kernels, through this CPU's irq_work. An entry goes free -> CLAIMING ->
+ * published -> free: it is claimed with cmpxchg (a nested NMI cannot take
+ * it, the irq_work skips it), then the task reference is taken and the
+ * head written, then the task is published with a store-release; only then
+ * can the irq_work use it. Publishing before get_task_struct() (or before
+ * the head) would let an irq_work that interrupts us here (KASAN kernels
+ * queue from task context too) queue a stale head or drop a reference it
+ * never got.
+ * Return: false if the queue was full or the module is going away; the
+ * caller ends what @head stood for (fsm_ust_work_refused()) and counts it.
  */
-static bool fsm_ust_queue(struct callback_head *head)
+static bool fsm_ust_queue(struct fsm_ust_work *head)
 {
 	struct fsm_ust_nmiq *q;
 	unsigned int i;
 
-	if (!fsm_ust_get_ref())
+	if (unlikely(atomic_read(&fsm_ust_test_fail_pid)) &&
+	    atomic_cmpxchg(&fsm_ust_test_fail_pid, current->pid, 0) == current->pid)
 		return false;
-	/* pairs with the decrement when the work ran or was refused */
-	atomic_inc(&fsm_ust_outstanding);
+	/* module exit stops requests before it disarms the queued works */
+	if (!READ_ONCE(fsm_ust_ready))
+		return false;
+	/* queued from here on: the work, a refusal or module exit ends it */
+	atomic_set(&head->queued, 1);
 	if (!in_nmi() && !IS_ENABLED(CONFIG_KASAN)) {
 		fsm_ust_add(current, head);
 		return true;
 	}
 	q = this_cpu_ptr(&fsm_ust_nmiq);
 	for (i = 0; i < FSM_UST_NMI_QUEUE; i++) {
-		if (cmpxchg(&q->e[i].task, NULL, current) == NULL) {
-			get_task_struct(current);
-			WRITE_ONCE(q->e[i].head, head);
-			irq_work_queue(&q->work);
-			return true;
-		}
+		if (cmpxchg(&q->e[i].task, 0UL, FSM_UST_NMIQ_CLAIMING))
+			continue;
+		get_task_struct(current);
+		q->e[i].head = head;
+		/* pairs with the irq_work's smp_load_acquire() */
+		smp_store_release(&q->e[i].task, (unsigned long)current);
+		irq_work_queue(&q->work);
+		return true;
 	}
-	fsm_ust_put_outstanding();
+	atomic_set(&head->queued, 0);
 	return false;
 }
 
@@ -436,19 +541,62 @@ static u64 fsm_ust_sig(struct pt_regs *regs)
 }
 
 /*
- * The task unloading us (delete_module) must not queue a walk: module exit
- * waits for every queued work, and that one would only run after the
- * syscall returns (a self-deadlock seen in the rmmod-under-load test).
- * i386's delete_module is 129 (the compat table is not in every header
- * set).
+ * All the user registers the task returns to (pt_regs, orig_ax included).
+ * Equal for two entries only if user space ran from the exact same state,
+ * or did not run at all in between. Context: any (pure computation).
  */
-#define FSM_IA32_NR_DELETE_MODULE	129
-static bool fsm_ust_unloading_us(struct pt_regs *regs)
+static u64 fsm_ust_regs_hash(const struct pt_regs *regs)
 {
-	long nr = regs->orig_ax;
+	return siphash(regs, sizeof(*regs), &fsm_ust_mm_siphash);
+}
 
-	return user_64bit_mode(regs) ? nr == __NR_delete_module :
-				       nr == FSM_IA32_NR_DELETE_MODULE;
+/*
+ * End the kernel entry: called last by the slot's task works. They run on
+ * the way out to user space (exit_to_user_mode_loop()), so a later request
+ * belongs to a later entry, or to the rest of this exit path (a reschedule
+ * or a signal after the work). Either way it starts a new entry and its
+ * own walk of the registers the task will return to: no entry is ever
+ * given another entry's stack (the old register signature could not tell
+ * `f() { g(); } f(); f();` from two different callers of f). Requests made
+ * while our works run (our own records, the walk's sleeps) still join this
+ * entry: its state is BUSY or DONE until here. An emit work still queued
+ * ends the entry itself when it has run.
+ *
+ * The rest of an exit path could in theory request, walk and request again
+ * forever (each walk waking a reader that preempts us on the way out). Such
+ * a loop ends entries with identical user registers; after
+ * FSM_UST_SAME_REGS_MAX of those in a row, requests with those registers
+ * get no user stack (counted) until the registers differ. Legitimate runs of
+ * entries from one identical register state that long are rare (a tight
+ * loop around one syscall with nothing changing); they get "none", never a
+ * wrong stack.
+ * Context: task work of the slot's task.
+ */
+static void fsm_ust_end_entry(struct fsm_ust_slot *slot)
+{
+	u64 h;
+
+	if (atomic_read(&slot->emit_queued))
+		return;	/* the emit work ends it */
+	/*
+	 * Task works also run inside a syscall (io_uring's wait loop, ptrace
+	 * stops, get_signal()): there the entry goes on, later requests walk
+	 * again (same registers: a correct stack). Only resume_user_mode_work()
+	 * clears TIF_NOTIFY_RESUME before it runs the works: count the bound
+	 * only there, on the way out, where the loop it stops can happen.
+	 */
+	if (test_thread_flag(TIF_NOTIFY_RESUME))
+		goto end;
+	h = fsm_ust_regs_hash(task_pt_regs(current));
+	if (h == slot->end_regs) {
+		if (slot->same_regs < U32_MAX)
+			WRITE_ONCE(slot->same_regs, slot->same_regs + 1);
+	} else {
+		WRITE_ONCE(slot->same_regs, 0);
+	}
+	WRITE_ONCE(slot->end_regs, h);
+end:
+	fsm_uwc_entry_exit(&slot->uwc);
 }
 
 /**
@@ -476,13 +624,25 @@ u64 fsm_ustack_request(u32 inst_id)
 		return 0;
 	}
 	regs = task_pt_regs(t);
-	if (!user_mode(regs) || fsm_ust_unloading_us(regs)) {
+	if (!user_mode(regs)) {
 		fsm_ust_count(inst_id, FSM_UST_REFUSED);
 		return 0;
 	}
 	slot = fsm_ust_slot_get(t);
 	if (!slot) {
 		fsm_ust_count(inst_id, FSM_UST_NO_SLOT);
+		return 0;
+	}
+	/*
+	 * The loop bound of fsm_ust_end_entry(), for task-context requests
+	 * only: an interrupt or NMI that asks (a timer sampling a user spin
+	 * loop: identical registers each time) opens an entry of its own and
+	 * cannot be that loop.
+	 */
+	if (unlikely(READ_ONCE(slot->same_regs) >= FSM_UST_SAME_REGS_MAX) &&
+	    in_task() && fsm_uwc_state(&slot->uwc, NULL) == FSM_UWC_STATE_IDLE &&
+	    fsm_ust_regs_hash(regs) == READ_ONCE(slot->end_regs)) {
+		fsm_ust_count(inst_id, FSM_UST_SAME_REGS);
 		return 0;
 	}
 	ret = fsm_uwc_request(&slot->uwc, fsm_ust_sig(regs), inst_id,
@@ -492,9 +652,14 @@ u64 fsm_ustack_request(u32 inst_id)
 	case FSM_UWC_QUEUE:
 		/* only the claimer writes it; read by our own task work */
 		slot->exec_id = t->self_exec_id;
-		if (!fsm_ust_queue(&slot->walk_work)) {
-			/* the entry stays pending; the next queue resolves it */
-			fsm_ust_count(inst_id, FSM_UST_BUSY);
+		if (!fsm_ust_queue(slot->walk)) {
+			/*
+			 * Nobody will walk this entry: end it now, or every
+			 * later request of the task would join it forever.
+			 */
+			fsm_ust_work_refused(slot->walk);
+			fsm_ust_count(inst_id, FSM_UST_QUEUE_FAILED);
+			return 0;
 		}
 		fsm_ust_count(inst_id, FSM_UST_QUEUED);
 		break;
@@ -503,12 +668,16 @@ u64 fsm_ustack_request(u32 inst_id)
 		fsm_ust_count(inst_id, FSM_UST_REUSES);
 		break;
 	case FSM_UWC_CACHED:
+		/* all late requests of an entry have its cookie */
+		WRITE_ONCE(slot->late_cookie, cookie);
+		/* orders the cookie before the bit: the emit work reads them so */
+		smp_mb__before_atomic();
 		atomic64_or(BIT_ULL(inst_id), &slot->late_mask);
 		/* one emit work at a time; it re-reads the mask */
 		if (!atomic_xchg(&slot->emit_queued, 1) &&
-		    !fsm_ust_queue(&slot->emit_work)) {
-			atomic_set(&slot->emit_queued, 0);
-			fsm_ust_count(inst_id, FSM_UST_BUSY);
+		    !fsm_ust_queue(slot->emit)) {
+			fsm_ust_work_refused(slot->emit);
+			fsm_ust_count(inst_id, FSM_UST_QUEUE_FAILED);
 			return 0;
 		}
 		fsm_ust_count(inst_id, FSM_UST_LATE);
@@ -888,35 +1057,63 @@ void fsm_ustack_write_reset(struct fsm_inst *inst, u32 gen)
 		fsm_ust_write_user_stack(inst->id, &r);
 }
 
+/*
+ * Start of a task work: false if module exit took it back (its func was
+ * still ours when the task read it): then only free it.
+ */
+static bool fsm_ust_work_start(struct fsm_ust_work *w)
+{
+	fsm_ust_work_enter();
+	if (atomic_xchg(&w->queued, 0))
+		return true;
+	kfree(w);
+	fsm_ust_work_leave();
+	return false;
+}
+
 static void fsm_ust_walk_work(struct callback_head *head)
 {
-	struct fsm_ust_slot *slot = container_of(head, struct fsm_ust_slot,
-						 walk_work);
+	struct fsm_ust_work *w = container_of(head, struct fsm_ust_work, head);
+	struct fsm_ust_slot *slot = w->slot;
 	struct fsm_ust_walk_ctx c = { .slot = slot, .regs = task_pt_regs(current) };
 	struct fsm_uwc_delivery out;
 
+	if (!fsm_ust_work_start(w))
+		return;
 	if (!fsm_uwc_complete(&slot->uwc, fsm_ust_sig(c.regs), fsm_ust_walk,
 			      &c, &out)) {
 		WRITE_ONCE(slot->xl_cookie, out.cookie);
 		fsm_ust_deliver(slot, out.cookie, out.mask & ~BIT_ULL(63), 0);
 	}
-	fsm_ust_put_outstanding();
+	fsm_ust_end_entry(slot);
+	fsm_ust_work_leave();
 }
 
 static void fsm_ust_emit_work(struct callback_head *head)
 {
-	struct fsm_ust_slot *slot = container_of(head, struct fsm_ust_slot,
-						 emit_work);
+	struct fsm_ust_work *w = container_of(head, struct fsm_ust_work, head);
+	struct fsm_ust_slot *slot = w->slot;
 	u64 mask;
 
+	if (!fsm_ust_work_start(w))
+		return;
 	/* clear first: a request after the xchg below queues us again */
 	atomic_set(&slot->emit_queued, 0);
 	smp_mb__after_atomic();	/* pairs with the requesters' OR then xchg */
+	/* full barrier: the cookie of these bits is read after them */
 	mask = atomic64_xchg(&slot->late_mask, 0);
-	if (mask)
-		fsm_ust_deliver(slot, READ_ONCE(slot->xl_cookie), mask,
-				FSM_USF_LATE);
-	fsm_ust_put_outstanding();
+	/*
+	 * A walk of a newer entry may have run first (a late request raced
+	 * with the end of its entry, then a new entry's walk was queued ahead
+	 * of us): its frames are not the late requesters'. They get no record
+	 * then (counted), never the newer entry's stack.
+	 */
+	if (mask && READ_ONCE(slot->late_cookie) == READ_ONCE(slot->xl_cookie))
+		fsm_ust_deliver(slot, slot->xl_cookie, mask, FSM_USF_LATE);
+	else if (mask)
+		fsm_ust_count(__ffs64(mask), FSM_UST_QUEUE_FAILED);
+	fsm_ust_end_entry(slot);
+	fsm_ust_work_leave();
 }
 
 /* ---- events, option, statistics ---- */
@@ -1152,6 +1349,49 @@ static void fsm_ust_find_tp(struct tracepoint *tp, void *priv)
 		fsm_ust_tp_free = tp;
 }
 
+static struct fsm_ust_work *fsm_ust_work_new(struct fsm_ust_slot *slot,
+					     task_work_func_t fn)
+{
+	struct fsm_ust_work *w = kzalloc(sizeof(*w), GFP_KERNEL);
+
+	if (w) {
+		init_task_work(&w->head, fn);
+		w->slot = slot;
+	}
+	return w;
+}
+
+/* Free the works module exit (or a failed init) still owns. */
+static void fsm_ust_free_works(void)
+{
+	unsigned int i;
+
+	if (!fsm_ust_slots)
+		return;
+	for (i = 0; i < FSM_UST_SLOTS; i++) {
+		kfree(fsm_ust_slots[i].walk);
+		kfree(fsm_ust_slots[i].emit);
+	}
+}
+
+/*
+ * Module exit: point a work still queued on its task at kfree() and give
+ * up ownership, or keep it (to free) if nothing will run it. Whoever takes
+ * @queued to 0 owns the work (xchg, a full barrier): here, the work itself
+ * (fsm_ust_work_start(): it runs or ran, exit waits for it), or a refused
+ * queue. func is written before the xchg: a task that reads func after the
+ * xchg calls kfree() (core kernel code) on the object; a task that read the
+ * old func before runs fsm_ust_*_work(), whose xchg sees 0 and frees it.
+ * Return: true if the work is not ours any more.
+ */
+static bool fsm_ust_work_disarm(struct fsm_ust_work *w)
+{
+	if (!w)
+		return false;
+	WRITE_ONCE(w->head.func, fsm_compat_kfree_task_work());
+	return atomic_xchg(&w->queued, 0);
+}
+
 /**
  * fsm_ustack_init - allocate the task table, hook task frees.
  * Context: task (module init, before any stack_id probe is attached).
@@ -1177,8 +1417,14 @@ int fsm_ustack_init(void)
 		goto fail;
 	}
 	for (i = 0; i < FSM_UST_SLOTS; i++) {
-		init_task_work(&fsm_ust_slots[i].walk_work, fsm_ust_walk_work);
-		init_task_work(&fsm_ust_slots[i].emit_work, fsm_ust_emit_work);
+		struct fsm_ust_slot *slot = &fsm_ust_slots[i];
+
+		slot->walk = fsm_ust_work_new(slot, fsm_ust_walk_work);
+		slot->emit = fsm_ust_work_new(slot, fsm_ust_emit_work);
+		if (!slot->walk || !slot->emit) {
+			ret = -ENOMEM;
+			goto fail;
+		}
 	}
 	for_each_possible_cpu(cpu)
 		init_irq_work(&per_cpu(fsm_ust_nmiq, cpu).work, fsm_ust_nmiq_fn);
@@ -1195,6 +1441,7 @@ int fsm_ustack_init(void)
 	WRITE_ONCE(fsm_ust_ready, true);
 	return 0;
 fail:
+	fsm_ust_free_works();
 	vfree(fsm_ust_slots);
 	fsm_ust_slots = NULL;
 	fsm_fileid_exit();
@@ -1202,31 +1449,54 @@ fail:
 }
 
 /**
- * fsm_ustack_exit - wait for queued task works, unhook, free.
+ * fsm_ustack_exit - disarm queued task works, unhook, free.
  *
- * Called after every stack_id probe is detached (no new request). Task
- * works cannot be cancelled (not exported): wait until every queued one
- * ran; a task sleeping in the kernel delays the unload until it returns.
+ * Called after every stack_id probe is detached (no new request). Never
+ * waits for a task to return to user space: task works still queued are
+ * disarmed (fsm_ust_work_disarm(): they free themselves when their task
+ * runs them, with no module code). What remains is code of ours running
+ * now, which this waits for, in two parts:
+ *  - works between fsm_ust_work_enter() and fsm_ust_work_leave(): counted;
+ *    a walk and its records (they may sleep in mmap_read_lock() and, while
+ *    fileid.c still reads ELF notes with kernel_read(), in file I/O: a
+ *    hung file system delays the unload, logged every 10 s);
+ *  - a task that read the old func but is not yet in fsm_ust_work_enter(),
+ *    or is past fsm_ust_work_leave() and not yet returned: preempted there
+ *    (neither part sleeps), so an RCU-tasks grace period, which waits for
+ *    every task to switch voluntarily or run in user space, ends only
+ *    after it left our text.
  * Context: task (module exit).
  */
 void fsm_ustack_exit(void)
 {
+	unsigned int i;
 	int cpu;
 
 	WRITE_ONCE(fsm_ust_ready, false);
 	WRITE_ONCE(fsm_ust_on, 0);
 	/* requests that passed the checks above are done after this */
 	synchronize_rcu();
+	/* hand-offs still in the per-CPU queues reach task_work_add() */
 	for_each_possible_cpu(cpu)
 		irq_work_sync(&per_cpu(fsm_ust_nmiq, cpu).work);
-	while (!wait_event_timeout(fsm_ust_wq,
-				   !atomic_read(&fsm_ust_outstanding), 10 * HZ))
-		pr_info("unload waits for %d user-stack task works\n",
-			atomic_read(&fsm_ust_outstanding));
+	for (i = 0; i < FSM_UST_SLOTS; i++) {
+		struct fsm_ust_slot *slot = &fsm_ust_slots[i];
+
+		if (fsm_ust_work_disarm(slot->walk))
+			slot->walk = NULL;	/* its task frees it */
+		if (fsm_ust_work_disarm(slot->emit))
+			slot->emit = NULL;
+	}
+	while (!wait_event_timeout(fsm_ust_wq, !atomic_read(&fsm_ust_running),
+				   10 * HZ))
+		pr_info("unload waits for %d user-stack walks running now\n",
+			atomic_read(&fsm_ust_running));
+	synchronize_rcu_tasks();
 	tracepoint_probe_unregister(fsm_ust_tp_free, (void *)fsm_ust_task_free,
 				    NULL);
-	/* the free probe and the last works' final instructions */
+	/* the free probe's last instructions */
 	tracepoint_synchronize_unregister();
+	fsm_ust_free_works();
 	vfree(fsm_ust_slots);
 	fsm_ust_slots = NULL;
 	fsm_fileid_exit();

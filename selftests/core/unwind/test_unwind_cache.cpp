@@ -395,6 +395,56 @@ TEST_F(Cache, EntryExitForgetsDoneEntry)
 	EXPECT_EQ(d.mask, 2ull);
 }
 
+TEST_F(Cache, AbortEndsAPendingEntryForGood)
+{
+	/* The walk could not be queued: the entry must not stay PENDING. */
+	u64 c0, c1, c;
+	FakeWalk w;
+	fsm_uwc_delivery d;
+	ASSERT_EQ(req(42, 0, &c0), FSM_UWC_QUEUE);
+	ASSERT_EQ(req(42, 3, &c), FSM_UWC_PENDING);	/* a nested joiner */
+	EXPECT_EQ(fsm_uwc_abort(&t, c0 + 1), FSM_UWC_ENOENT) << "other cookie";
+	ASSERT_EQ(fsm_uwc_abort(&t, c0), 0);
+	EXPECT_EQ(state(), FSM_UWC_STATE_IDLE);
+	EXPECT_EQ(fsm_uwc_abort(&t, c0), FSM_UWC_ENOENT) << "only once";
+	/* A stale task work of the aborted entry finds nothing to walk. */
+	EXPECT_EQ(complete(42, w, d), FSM_UWC_ENOENT);
+	EXPECT_EQ(w.calls, 0);
+	/* The next request, same registers, queues a new entry... */
+	ASSERT_EQ(req(42, 1, &c1), FSM_UWC_QUEUE);
+	EXPECT_NE(c1, c0);
+	/* ...whose mask holds only its own requesters, not the aborted ones. */
+	ASSERT_EQ(complete(42, w, d), 0);
+	EXPECT_EQ(d.cookie, c1);
+	EXPECT_EQ(d.mask, 2ull);
+	/* Buffers keep alternating cleanly after an abort. */
+	fsm_uwc_entry_exit(&t);
+	ASSERT_EQ(req(42, 0, &c), FSM_UWC_QUEUE);
+	ASSERT_EQ(fsm_uwc_abort(&t, c), 0);
+	ASSERT_EQ(req(42, 4, &c), FSM_UWC_QUEUE);
+	ASSERT_EQ(complete(42, w, d), 0);
+	EXPECT_EQ(d.mask, 1ull << 4);
+}
+
+TEST_F(Cache, AbortLosesToAWalkThatStarted)
+{
+	u64 c0;
+	ASSERT_EQ(req(42, 0, &c0), FSM_UWC_QUEUE);
+	int abort_ret = 99;
+	fsm_uwc_delivery d;
+	auto walk = [&](u64 *e, u32, fsm_uw_result &res) -> u32 {
+		abort_ret = fsm_uwc_abort(&t, c0);
+		e[0] = 1;
+		res.nr = 1;
+		res.stop = FSM_UW_STOP_END;
+		return 1;
+	};
+	ASSERT_EQ(uw::cache_complete(t, 42, walk, d), 0);
+	EXPECT_EQ(abort_ret, FSM_UWC_ENOENT) << "BUSY walking: not pending";
+	EXPECT_EQ(d.mask, 1ull);
+	EXPECT_EQ(state(), FSM_UWC_STATE_DONE);
+}
+
 TEST_F(Cache, InvalidArguments)
 {
 	u64 c = 77;

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * entry.c - kernel entries with identical user registers but different
+ * user stacks, for the "one user stack per kernel entry" test.
+ *
+ *   main -> entry_caller_a -> entry_sys   (raw getppid)
+ *   main -> entry_caller_b -> entry_sys   (raw getppid)
+ *
+ * Both callers have the same frame size and are called from the same frame
+ * of main, so both syscalls are made with the same ip, sp, bp and syscall
+ * number: only the return address into entry_caller_a or entry_caller_b,
+ * on the user stack, tells them apart.
+ *
+ * Built with -O1 -fno-omit-frame-pointer -fno-inline
+ * -fno-optimize-sibling-calls (x86-64).
+ * Usage: entry N - N times a then b; first prints its own mappings (the
+ * lines of /proc/self/maps naming the executable), then "go".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NI __attribute__((noinline, noclone))
+
+/* not a leaf: entry_sys keeps its frame (rbp) at the kernel entry */
+NI void entry_nop(void)
+{
+	asm volatile("" ::: "memory");
+}
+
+NI long entry_sys(void)
+{
+	long ret;
+
+	/* __NR_getppid on x86-64; no libc wrapper (no frame pointers there) */
+	asm volatile("syscall" : "=a"(ret) : "0"(110L) : "rcx", "r11", "memory");
+	entry_nop();
+	return ret;
+}
+
+NI void entry_caller_a(void)
+{
+	entry_sys();
+	entry_nop();
+}
+
+NI void entry_caller_b(void)
+{
+	entry_sys();
+	entry_nop();
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 10;
+	char exe[4096], line[8192];
+	ssize_t len;
+	FILE *f;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return 1;
+	exe[len] = 0;
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, exe))
+			fputs(line, stdout);
+	fclose(f);
+	puts("go");
+	fflush(stdout);
+	for (long i = 0; i < n; i++) {
+		entry_caller_a();
+		entry_caller_b();
+	}
+	return 0;
+}

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""ustack_entry.py TRACE MAPS PROG PID - compare, event by event, the user
+stacks of ftrace_stackmap with the kernel's own options/userstacktrace.
+
+TRACE is an instance's `trace` file in which raw_syscalls:sys_enter is a
+source event, options/stackmap, options/stackmap_user and
+options/userstacktrace are on, and PROG (selftests/guest/ustack/entry.c,
+process PID) made its getppid calls alternately from entry_caller_a and
+entry_caller_b. MAPS holds PROG's own /proc/self/maps lines (its output).
+
+For each getppid sys_enter of PID, in trace order:
+  - the kernel's user stack: the <user stack trace> entry right after it;
+  - ours: the cookie of the stack_id record that follows it, and the
+    user_stack record of that cookie (frames inline, or from the first
+    record of its ustack_id; file paths from the file_map records).
+Both are turned into (path, file offset): the kernel's addresses through
+PROG's mappings, ours are (file id -> path, offset) already.
+
+Prints key=value lines for the shell test:
+  events         getppid events of PID
+  cookies        events whose stack_id record carries a cookie
+  distinct       distinct cookies among them (one kernel entry each)
+  compared       events with both stacks
+  frames         frames compared (in PROG, among the kernel's 8)
+  mismatch       events whose stacks differ somewhere both print
+  caller_wrong   events whose caller frame is not the expected a/b
+  examples       up to 3 mismatching events, for the diagnostics
+"""
+import re
+import subprocess
+import sys
+
+LINE = re.compile(r'^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[\d+\]\s+\S+\s+[\d.]+: (?P<ev>[a-z_]+|<user stack trace>):?\s?(?P<rest>.*)$')
+UADDR = re.compile(r'^\s*=>\s+.*<([0-9a-f]+)>')
+OFF_MASK = (1 << 56) - 1
+
+
+def kv(s):
+    out = {}
+    for m in re.finditer(r'(\w+)=(\{[^}]*\}|\S+)', s):
+        out[m.group(1)] = m.group(2)
+    return out
+
+
+def ints(braced):
+    body = braced.strip('{}').strip()
+    if not body:
+        return []
+    return [int(x, 0) for x in re.split(r'[,\s]+', body) if x]
+
+
+def main():
+    trace, maps_file, prog, pid = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    maps = []
+    for ln in open(maps_file):
+        f = ln.split()
+        if len(f) >= 6 and f[5] == prog:
+            lo, hi = (int(x, 16) for x in f[0].split('-'))
+            maps.append((lo, hi, int(f[2], 16)))
+
+    def k2file(addr):
+        for lo, hi, pgoff in maps:
+            if lo <= addr < hi:
+                return (prog, addr - lo + pgoff)
+        return None
+
+    # PROG's functions by file offset (readelf: segments; nm: symbols)
+    segs = []
+    for ln in subprocess.run(['readelf', '-lW', prog], capture_output=True,
+                             text=True, check=True).stdout.splitlines():
+        f = ln.split()
+        if f and f[0] == 'LOAD':
+            segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
+    syms = []
+    for ln in subprocess.run(['nm', '-n', prog], capture_output=True,
+                             text=True, check=True).stdout.splitlines():
+        f = ln.split()
+        if len(f) == 3 and f[1] in 'tT':
+            syms.append((int(f[0], 16), f[2]))
+
+    def func_of(off):
+        for poff, vaddr, fsz in segs:
+            if poff <= off < poff + fsz:
+                va = off - poff + vaddr
+                name = None
+                for a, n in syms:
+                    if a > va:
+                        break
+                    name = n
+                return name
+        return None
+
+    paths = {}
+    by_id = {}
+    ours = {}          # cookie -> list of (path, off)
+    events = []        # [kernel frames, cookie]
+    want = {}          # per pid: what the next lines are
+    cur_ust = None     # (kind, target list) of the <user stack trace> being read
+    mine = str(pid)
+
+    for ln in open(trace, errors='replace'):
+        if cur_ust is not None:
+            m = UADDR.match(ln)
+            if m:
+                cur_ust.append(int(m.group(1), 16))
+                continue
+            cur_ust = None
+        m = LINE.match(ln)
+        if not m:
+            continue
+        ev, rest, p = m.group('ev'), m.group('rest'), m.group('pid')
+        if ev == 'file_map':
+            d = kv(rest)
+            paths[int(d['file_id'], 0)] = re.search(r'path=(.*?) build_id=', rest).group(1)
+            continue
+        if ev == 'user_stack':
+            d = kv(rest)
+            c = int(d['cookie'], 0)
+            key = (d['gen'], d['ustack_id'])
+            fr = ints(d.get('frames', '{}'))
+            if fr:
+                by_id[key] = fr
+            else:
+                fr = by_id.get(key, [])
+            ours[c] = [(paths.get(fr[i], 'file:%x' % fr[i]), fr[i + 1] & OFF_MASK)
+                       for i in range(0, len(fr) - 1, 2)]
+            continue
+        if p != mine:
+            continue
+        st = want.get(p)
+        if ev == 'sys_enter' and rest.startswith('NR 110 '):
+            events.append([[], None])
+            want[p] = 'kstack'
+        elif ev == '<user stack trace>':
+            if st == 'kstack':
+                cur_ust = events[-1][0]
+                want[p] = 'stack_id'
+            else:
+                cur_ust = []    # the one after our own records
+        elif ev == 'stack_id' and st == 'stack_id':
+            c = ints(kv(rest).get('cookie', '{}'))
+            events[-1][1] = c[0] if c else None
+            want[p] = None
+
+    cookies = [e[1] for e in events if e[1]]
+    compared = frames = mismatch = caller_wrong = 0
+    examples = []
+    for i, (kst, c) in enumerate(events):
+        expect = 'entry_caller_a' if i % 2 == 0 else 'entry_caller_b'
+        o = ours.get(c) if c else None
+        if o is None or not kst:
+            continue
+        compared += 1
+        bad = False
+        for j, addr in enumerate(kst):
+            kf = k2file(addr)
+            if kf is None or j >= len(o):
+                continue
+            frames += 1
+            if kf != o[j]:
+                bad = True
+        if bad:
+            mismatch += 1
+            if len(examples) < 3:
+                examples.append('event %d cookie %#x kernel %s ours %s' % (
+                    i, c, [k2file(a) for a in kst[:3]], o[:3]))
+        if len(o) < 2 or o[1][0] != prog or func_of(o[1][1] - 1) != expect:
+            caller_wrong += 1
+            if len(examples) < 3:
+                examples.append('event %d cookie %#x: caller %s, want %s' % (
+                    i, c, func_of(o[1][1] - 1) if len(o) > 1 else None, expect))
+    print('events=%d' % len(events))
+    print('cookies=%d' % len(cookies))
+    print('distinct=%d' % len(set(cookies)))
+    print('compared=%d' % compared)
+    print('frames=%d' % frames)
+    print('mismatch=%d' % mismatch)
+    print('caller_wrong=%d' % caller_wrong)
+    for e in examples:
+        print('example=%s' % e)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,146 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ustack_entry.sh MODULE.ko - a user stack belongs exactly to the kernel
+# entry that asked for it.
+#
+# selftests/guest/ustack/entry.c makes getppid calls from two callers with
+# identical user registers at the kernel entry (same ip, sp, bp, syscall
+# number); only the return address on the user stack differs. With
+# raw_syscalls:sys_enter as a source, options/stackmap_user and the kernel's
+# own options/userstacktrace on in one instance, every event must get its
+# own cookie (one entry each) and a user stack equal to the kernel's, frame
+# by frame (ustack_entry.py), naming the right caller.
+# Also: a task work that could not be queued (test_fail_queue_pid) ends its
+# entry: the task's later events still get user stacks.
+# shellcheck disable=SC2016 # eval '...' expands later, on purpose
+export KO=${1:-}
+# shellcheck source=selftests/guest/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+U=$T/instances/uentry
+PROG=$TMPD/ustack-entry
+N=${FSM_ENTRY_N:-40}
+
+check "gcc entry.c" gcc -O1 -fno-omit-frame-pointer -fno-inline \
+	-fno-optimize-sibling-calls -o "$PROG" "$HERE/ustack/entry.c"
+check "load" load
+
+setup() {
+	mkdir "$U"
+	wait_for "$U/options/stackmap_user"
+	echo raw_syscalls:sys_enter >"$U/stack_map_events"
+	echo 4096 >"$U/buffer_size_kb"
+	echo 1 >"$U/events/raw_syscalls/sys_enter/enable"
+	echo 1 >"$U/options/userstacktrace"
+	echo 1 >"$U/options/stackmap"
+	echo 1 >"$U/options/stackmap_user"
+}
+
+teardown() {
+	echo 0 >"$U/options/stackmap_user"
+	echo 0 >"$U/options/stackmap"
+	echo 0 >"$U/options/userstacktrace"
+	echo 0 >"$U/events/raw_syscalls/sys_enter/enable"
+	echo >"$U/set_event_pid"
+	rmdir "$U"
+}
+
+# run LABEL [FAILQ]: PROG N in the instance; its trace, maps and stats in
+# $TMPD. FAILQ: the first task-work queue of PROG fails (test_fail_queue_pid).
+run() {
+	local L=$1 pid
+	echo >"$U/trace"
+	rm -f "$TMPD/go"
+	mkfifo "$TMPD/go"
+	# the child blocks in open() of the fifo until "echo go": the pid is
+	# known (and the hook set) before PROG runs
+	"$PROG" "$N" <"$TMPD/go" >"$TMPD/$L.maps" &
+	pid=$!
+	# only PROG's events (and so only its stack_id and user_stack records)
+	echo "$pid" >"$U/set_event_pid"
+	[ -z "${2:-}" ] || echo "$pid" >/sys/module/ftrace_stackmap/parameters/test_fail_queue_pid
+	echo go >"$TMPD/go"
+	wait $pid
+	echo "$pid" >"$TMPD/$L.pid"
+	nap 0.2
+	cat "$U/trace" >"$TMPD/$L.trace"
+	cat "$U/stack_map_stat" >"$TMPD/$L.stat"
+	$PY "$HERE/ustack_entry.py" "$TMPD/$L.trace" "$TMPD/$L.maps" "$PROG" "$pid" \
+		>"$TMPD/$L.res" 2>"$TMPD/$L.err"
+	sed 's/^/# /' "$TMPD/$L.err"
+}
+
+# res LABEL KEY: a key=value result of ustack_entry.py
+res() {
+	local l
+	while IFS= read -r l; do
+		[ "${l%%=*}" = "$2" ] && { echo "${l#*=}"; return 0; }
+	done <"$TMPD/$1.res"
+	return 1
+}
+
+setup
+run entry
+while IFS= read -r l; do diag "$l"; done <"$TMPD/entry.res"
+ev=$(res entry events)
+check_eq "entry: $((2 * N)) getppid events traced" "$ev" $((2 * N))
+check_eq "entry: each event's stack_id record has a cookie" "$(res entry cookies)" "$ev"
+check_eq "entry: one cookie per event (one kernel entry each)" "$(res entry distinct)" "$ev"
+check_eq "entry: every event has both stacks (ours, options/userstacktrace)" \
+	"$(res entry compared)" "$ev"
+check "entry: frames compared ($(res entry frames))" [ "$(res entry frames)" -ge $((3 * ev)) ]
+check_eq "entry: our user stack equals the kernel's, event by event" "$(res entry mismatch)" 0
+check_eq "entry: each stack names its own caller (a, b, a, b...)" "$(res entry caller_wrong)" 0
+
+# A walk that cannot be queued: the entry is failed, counted, and the next
+# entries of the task are walked again (not joined to a dead entry).
+run failq fail
+while IFS= read -r l; do diag "$l"; done <"$TMPD/failq.res"
+check_eq "failed queue: the hook was used" \
+	"$(</sys/module/ftrace_stackmap/parameters/test_fail_queue_pid)" 0
+check_eq "failed queue: counted (user_queue_failed)" \
+	"$(stat_get "$TMPD/failq.stat" user_queue_failed)" 1
+ev=$(res failq events)
+check_eq "failed queue: every later event of the task still gets its user stack" \
+	"$(res failq compared)" "$ev"
+check_eq "failed queue: and they are right" "$(res failq mismatch)/$(res failq caller_wrong)" 0/0
+check_fail "test_fail_queue_pid refuses bad values" \
+	eval 'echo -3 > /sys/module/ftrace_stackmap/parameters/test_fail_queue_pid'
+
+teardown
+
+# Unload is never held by a task that asked and then sleeps: its walk stays
+# queued until it returns to user space (here: never, before rmmod), and
+# rmmod must still succeed at once once the options are off. The work runs
+# later, disarmed (it frees itself; KASAN watches).
+S=$T/instances/usleep
+mkdir "$S"
+wait_for "$S/options/stackmap_user"
+echo sched:sched_switch >"$S/stack_map_events"
+echo 1 >"$S/events/sched/sched_switch/enable"
+echo 1 >"$S/options/stackmap"
+echo 1 >"$S/options/stackmap_user"
+sleep 3600 &
+spid=$!
+nap 0.5
+check "sleeper: its sched_switch asked for a user stack" \
+	eval "grep -E '^ *sleep-$spid .* stack_id: .*cookie=\\{0x[0-9a-f]+\\}' $S/trace >/dev/null"
+echo 0 >"$S/options/stackmap_user"
+echo 0 >"$S/options/stackmap"
+echo 0 >"$S/events/sched/sched_switch/enable"
+rmdir "$S"
+t0=$(date +%s%N)
+out=$(timeout 20 rmmod ftrace_stackmap 2>&1)
+rc=$?
+t1=$(date +%s%N)
+diag "rmmod with a sleeping task's walk queued: rc=$rc in $(((t1 - t0) / 1000000)) ms: $out"
+check_eq "rmmod succeeds while a task that asked sleeps" "$rc" 0
+kill "$spid"
+wait "$spid" 2>/dev/null
+nap 0.5
+check "the sleeper ran its disarmed work and exited (no module code, no splat)" \
+	eval '! kill -0 $spid 2>/dev/null'
+check "load again" load
+check "rmmod again" unload
+finish
