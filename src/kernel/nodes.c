@@ -618,6 +618,7 @@ static int fsm_stat_show(struct seq_file *m, void *v)
 	seq_printf(m, "truncated: %llu\n", FSM_PCPU(inst, truncated));
 	seq_printf(m, "records_lost: %llu\n", FSM_PCPU(inst, lost));
 	seq_printf(m, "inline_lost: %llu\n", FSM_PCPU(inst, inline_lost));
+	seq_printf(m, "nested_dropped: %llu\n", FSM_PCPU(inst, nested));
 	fsm_ustack_stat_show(m, inst);	/* user stacks (ustack.c) */
 	return 0;
 }

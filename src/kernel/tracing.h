@@ -72,6 +72,7 @@ struct fsm_inst_pcpu {
 	local64_t truncated;	/* stacks deeper than FSM_MAX_KERNEL_DEPTH */
 	local64_t lost;		/* records the ring buffer refused */
 	local64_t inline_lost;	/* ... of which should have carried a stack */
+	local64_t nested;	/* probe nested deeper than the per-CPU buffers */
 };
 
 /* The nodes of an instance. */
