@@ -355,6 +355,44 @@ static void fsm_detach_all_locked(struct fsm_inst *inst)
 		fsm_src_detach_locked(src);
 }
 
+/**
+ * fsm_inst_prepare_map - create @inst's stack map before recording starts.
+ * @inst: instance
+ *
+ * options/stackmap calls it before it enables the event, so that the map
+ * (up to hundreds of MiB at bits=20) is allocated and zeroed without any
+ * global lock held; the REGISTER callback, which runs under event_mutex,
+ * then finds it. (Enabling events/stackmap/stack_id directly still
+ * allocates there, see fsm_map_alloc_locked().)
+ * Context: task, no lock held.
+ * Return: 0, or the error of fsm_map_new() (-ENOMEM past memory_budget_mb).
+ */
+int fsm_inst_prepare_map(struct fsm_inst *inst)
+{
+	struct fsm_map_params p = {
+		.bits = fsm_bits,
+		.max_depth = FSM_MAX_KERNEL_DEPTH,
+	};
+	struct fsm_map *map;
+	u32 gen;
+
+	if (smp_load_acquire(&inst->map))	/* pairs with the stores below */
+		return 0;
+	map = fsm_map_new(&p, fsm_inst_label(inst), "stack map", &gen);
+	if (IS_ERR(map))
+		return PTR_ERR(map);
+	mutex_lock(&fsm_mutex);
+	if (!inst->map) {
+		inst->gen = gen;
+		/* Pairs with smp_load_acquire() above and in nodes.c. */
+		smp_store_release(&inst->map, map);
+		map = NULL;
+	}
+	mutex_unlock(&fsm_mutex);
+	fsm_map_free(map);	/* another writer was first */
+	return 0;
+}
+
 static int fsm_map_alloc_locked(struct fsm_inst *inst)
 {
 	struct fsm_map_params p = {

@@ -856,7 +856,10 @@ static ssize_t fsm_opt_write(struct file *file, const char __user *ubuf,
 				    fsm_inst_label(inst));
 		return -EINVAL;
 	}
-	ret = fsm_inst_set_recording(inst, on);
+	/* The map is allocated and zeroed here, outside every lock. */
+	ret = on ? fsm_inst_prepare_map(inst) : 0;
+	if (!ret)
+		ret = fsm_inst_set_recording(inst, on);
 	return ret ? ret : cnt;
 }
 
