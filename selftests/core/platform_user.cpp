@@ -82,6 +82,10 @@ void fsm_plat_yield(void)
 	sched_yield();
 }
 
+/* User space cannot keep the scheduler away: nothing to do. */
+void fsm_plat_nopreempt_begin(void) {}
+void fsm_plat_nopreempt_end(void) {}
+
 void fsm_plat_random(void *buf, unsigned long long len)
 {
 	unsigned char *p = static_cast<unsigned char *>(buf);

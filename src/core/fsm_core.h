@@ -239,6 +239,15 @@ unsigned int fsm_plat_cpu(void);
 unsigned int fsm_plat_nr_cpus(void);
 /* Task context: let others run while waiting (cond_resched / sched_yield). */
 void fsm_plat_yield(void);
+/*
+ * Task context: no preemption between begin and end (preempt_disable() in
+ * the kernel; nothing in user space, which cannot), so that reset's short
+ * stop-the-world window is not stretched by the resetter being scheduled
+ * out. No fsm_plat_yield() or allocation in between. Nests like
+ * preempt_disable().
+ */
+void fsm_plat_nopreempt_begin(void);
+void fsm_plat_nopreempt_end(void);
 /* Fill with random bytes (task context). */
 void fsm_plat_random(void *buf, unsigned long long len);
 

@@ -720,8 +720,9 @@ void StackMap::scrub(Atomic<T> *words, u64 n, Stale stale)
  * Statistics in the CPU shards (hits, inserts, drops, lost_races) are
  * cumulative across generations; ids, records and per-stack hit counts
  * belong to one generation. Nothing is cleared while inserters drop: the
- * stop-the-world part is the handshake (B1)..(B3), whose length is the
- * longest insert in flight plus one pass over the CPU shards. The
+ * stop-the-world part is the handshake (B1)..(B3), run with preemption
+ * off, whose length is the longest insert in flight plus one pass over the
+ * CPU shards. The
  * generation carried by slots (8 bits), index words (32 bits) and hit-cache
  * words (8 bits) makes every entry of the old generation stale (empty for
  * inserters, unpublished for readers), and the scrub after (B3) turns them
@@ -743,11 +744,17 @@ u32 StackMap::reset()
 	 * inserter that read the old generation is counted in its shard's
 	 * enters at (B2).
 	 */
+	/*
+	 * From (B1) to (B3) every new insert drops: keep that window short.
+	 * No preemption in it (kernel), so the window is the longest insert
+	 * in flight plus one pass over the shards, not a time slice.
+	 */
+	fsm_plat_nopreempt_begin();
 	gen_.store(g | kResetting, seq_cst);		/* (B1) */
 	for (u32 c = 0; c < nr_shards_; c++) {
 		CpuShard &sh = shards_[c];
 
-		for (;;) {
+		for (u32 spin = 0;; spin++) {
 			/*
 			 * (B2) Read exits, then enters. Acquire on exits pairs
 			 * with (A3): the accesses of every insert counted here
@@ -770,7 +777,15 @@ u32 StackMap::reset()
 			FSM_ASSERT(e >= x);
 			if (e == x)
 				break;
+			if (spin < kResetSpinLoops) {
+				cpu_relax();
+				continue;
+			}
+			/* An inserter is held up: let others run, re-check. */
+			fsm_plat_nopreempt_end();
 			fsm_plat_yield();
+			fsm_plat_nopreempt_begin();
+			spin = 0;
 		}
 	}
 
@@ -787,6 +802,7 @@ u32 StackMap::reset()
 	 * caller orders after us. From here on inserts succeed again.
 	 */
 	gen_.store(ng << 1, release);
+	fsm_plat_nopreempt_end();
 
 	/*
 	 * Scrub, beside the new generation's inserters (see scrub()). Only

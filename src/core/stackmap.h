@@ -96,6 +96,14 @@ inline constexpr u32 kEmitRetries = 4;
  * per possible CPU. A power of two: the word of an id is id & (size - 1).
  */
 inline constexpr u32 kHitCacheEntries = 256;
+/*
+ * cpu_relax() iterations reset() spins, preemption off, waiting for the
+ * inserts in flight on one CPU before it lets others run (and re-checks).
+ * Kernel inserters run with preemption off and are bounded, so this is
+ * normally enough; it only matters if an inserter's CPU is itself held up
+ * (a vCPU descheduled by the host, a user-space thread preempted).
+ */
+inline constexpr u32 kResetSpinLoops = 1u << 16;
 /* Attempts to claim one slot that stays empty (stale -> 0 by the scrub). */
 inline constexpr u32 kClaimRetries = 2;
 /* Bytes of a record header; a record is kRecordHeaderBytes + 8 * nr. */

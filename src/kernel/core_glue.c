@@ -55,6 +55,17 @@ void fsm_plat_yield(void)
 	cpu_relax();
 }
 
+/* Context: task. reset()'s handshake; every kernel inserter is unpreemptible. */
+void fsm_plat_nopreempt_begin(void)
+{
+	preempt_disable();
+}
+
+void fsm_plat_nopreempt_end(void)
+{
+	preempt_enable();
+}
+
 void fsm_plat_random(void *buf, unsigned long long len)
 {
 	get_random_bytes(buf, (size_t)len);
