@@ -19,6 +19,7 @@
 
 #include "stackmap.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <vector>
@@ -103,6 +104,28 @@ TEST(HitPath, SteadyStateWritesNoLineOfAnotherCpu)
 	/* And the hits are all there: 1 insert + per CPU 1 warm-up + kRounds. */
 	for (unsigned i = 0; i < kStacks; i++)
 		EXPECT_EQ(hits_of(m.get(), i), 1u + kCpus * (1 + kRounds)) << "id " << i;
+}
+
+/*
+ * Item 15/17: the memory of a map is the documented formula (tracing.rst),
+ * fsm_map_memory_bytes() predicts it exactly, and the per-CPU part is
+ * bounded by 2176 bytes per CPU whatever bits is.
+ */
+TEST(HitPath, MemoryFormula)
+{
+	for (unsigned ncpu : {1u, 2u, 64u, 1000u})
+		for (unsigned bits : {6u, 10u, 14u, 17u}) {
+			CpuOverride cpus(ncpu);
+			fsm_map_params p = make_params(bits);
+			const u64 c = 1ull << bits;
+			const u64 arena = c * (16 + 8 * 16);
+			const u64 want = 512 + ncpu * (128 + 8 * std::min<u64>(c, 256)) +
+					 16 * c + 8 * c + 4 * c + arena;
+			EXPECT_EQ(fsm_map_memory_bytes(&p), want) << ncpu << " cpus, bits " << bits;
+			auto m = make_map(p);
+			ASSERT_TRUE(m);
+			EXPECT_EQ(stats_of(m.get()).memory_bytes, want);
+		}
 }
 
 /* Evictions from a CPU's hit cache lose nothing (single-threaded: exact). */
