@@ -193,8 +193,9 @@ public:
 	 * reservation cmpxchgs, kProbeLimit * kClaimRetries slot cmpxchgs,
 	 * kReserveRetries cmpxchgs plus one fetch_sub to give a reservation
 	 * back, kPublishWaitLoops relax iterations waiting for an id,
-	 * kEmitRetries epoch cmpxchgs and two hit-cache RMWs (one cmpxchg,
-	 * one fetch_add on an eviction).
+	 * kEmitRetries epoch cmpxchgs, two hit-cache RMWs (one cmpxchg,
+	 * one fetch_add on an eviction) and the per-CPU shard's counters
+	 * (enters, exits, at most one outcome, lost_races).
 	 * Return: 0 with *res filled, or -enum fsm_drop_reason.
 	 */
 	[[nodiscard]] int insert(const u64 *ips, u32 nr, u32 epoch,
