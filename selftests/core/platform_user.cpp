@@ -20,12 +20,19 @@ std::atomic<unsigned int> g_nr_cpus_override{0};
 std::atomic<bool> g_fail_next_alloc{false};
 std::atomic<unsigned long long> g_yields{0};
 thread_local int t_cpu_override = -1;
+std::atomic<void (*)(void *)> g_yield_fn{nullptr};
+std::atomic<void *> g_yield_arg{nullptr};
 } // namespace
 
 void test_platform_set_nr_cpus(unsigned int n) { g_nr_cpus_override.store(n); }
 void test_platform_set_thread_cpu(int cpu) { t_cpu_override = cpu; }
 void test_platform_fail_next_alloc() { g_fail_next_alloc.store(true); }
 unsigned long long test_platform_yields() { return g_yields.load(); }
+void test_platform_set_yield_hook(void (*fn)(void *), void *arg)
+{
+	g_yield_arg.store(arg);
+	g_yield_fn.store(fn);
+}
 
 extern "C" {
 
@@ -70,8 +77,14 @@ unsigned int fsm_plat_nr_cpus(void)
 void fsm_plat_yield(void)
 {
 	g_yields.fetch_add(1, std::memory_order_relaxed);
+	if (void (*fn)(void *) = g_yield_fn.load())
+		fn(g_yield_arg.load());
 	sched_yield();
 }
+
+/* User space cannot keep the scheduler away: nothing to do. */
+void fsm_plat_nopreempt_begin(void) {}
+void fsm_plat_nopreempt_end(void) {}
 
 void fsm_plat_random(void *buf, unsigned long long len)
 {

@@ -15,5 +15,11 @@ void test_platform_set_thread_cpu(int cpu);
 void test_platform_fail_next_alloc();
 /* Number of fsm_plat_yield() calls so far (all threads). */
 unsigned long long test_platform_yields();
+/*
+ * fsm_plat_yield() calls @fn(@arg) from now on, in the yielding thread
+ * (NULL = none). Lets a test act at the points where a reset lets others
+ * run, e.g. insert while a reset is in progress.
+ */
+void test_platform_set_yield_hook(void (*fn)(void *), void *arg);
 
 #endif /* FSM_TEST_PLATFORM_H */

@@ -86,6 +86,18 @@ void fsm_map_stats(const struct fsm_map *map, struct fsm_map_stats *st)
 	to_map(map)->stats(st);
 }
 
+unsigned int fsm_core_cpu(void)
+{
+	return fsm::plat_cpu();
+}
+
+unsigned long long fsm_map_memory_bytes(const struct fsm_map_params *params)
+{
+	if (!params)
+		return 0;
+	return fsm::StackMap::memory_bytes(*params, fsm_plat_nr_cpus());
+}
+
 const char *fsm_drop_reason_name(unsigned int reason)
 {
 	if (reason >= FSM_DROP_NR_REASONS)

@@ -158,11 +158,14 @@ int fsm_map_insert(struct fsm_map *map, const unsigned long long *ips,
 
 /*
  * fsm_map_reset - start a new generation.
- * Inserters never block: during the reset they fail with FSM_DROP_RESETTING.
- * Storage is reused only after every inserter that could still be inside the
- * old generation has left.
+ * Inserters never block. Only inserts that start while the reset waits for
+ * the inserts in flight (a few microseconds when those run with preemption
+ * off) fail with FSM_DROP_RESETTING; nothing is cleared meanwhile. Storage
+ * is reused only after every inserter that could still be inside the old
+ * generation has left. Entries of the old generation are stale at once and
+ * scrubbed while the new generation already runs.
  * Context: task, may sleep (it yields while waiting for inserters and while
- * clearing). Callers serialise resets against each other and against readers
+ * scrubbing). Callers serialise resets against each other and against readers
  * (fsm_map_lookup_id / fsm_map_nr_ids users).
  * Return: the new generation number.
  */
@@ -180,8 +183,8 @@ unsigned int fsm_map_nr_ids(const struct fsm_map *map);
  * three may be NULL); -2 if @id is not published (yet); -22 if @id >=
  * capacity or @map is NULL. *hits = number of successful inserts that
  * returned @id in this generation, the creating one included (the RFC's
- * ref_count): a sum of per-CPU-group u32 shards, approximate while inserts
- * run, each shard wrapping at 2^32.
+ * ref_count): a u32 total plus the u32 counts still in the per-CPU hit
+ * caches; a lower bound while inserts run, the total wrapping at 2^32.
  */
 int fsm_map_lookup_id(const struct fsm_map *map, unsigned int id,
 		      const unsigned long long **ips, unsigned int *nr,
@@ -209,17 +212,42 @@ int fsm_core_selfcheck(void);
  */
 int fsm_core_call_through(void (*probe)(void *), void *arg);
 
+/*
+ * fsm_core_cpu - the CPU number as the core sees it (fsm::plat_cpu(), inline
+ * on x86-64 kernels), so the glue can check it against its own.
+ * Context: any.
+ */
+unsigned int fsm_core_cpu(void);
+
+/*
+ * fsm_map_memory_bytes - what fsm_map_create(@params) would allocate now
+ * (on fsm_plat_nr_cpus() CPUs): the same number as fsm_map_stats()'s
+ * memory_bytes of the map. Lets the caller check a budget first.
+ * Context: any. Return: bytes, or 0 if @params is invalid.
+ */
+unsigned long long fsm_map_memory_bytes(const struct fsm_map_params *params);
+
 /* ---- Platform hooks: implemented by the kernel glue or the user platform ---- */
 
 /* Zeroed memory, at least 8-byte aligned; task context. NULL on failure. */
 void *fsm_plat_alloc(unsigned long long size);
 void fsm_plat_free(void *p);
-/* Current CPU (any context; caller tolerates migration). */
+/* Current CPU (any context; caller tolerates migration). The core calls it
+ * through fsm::plat_cpu(), which inlines it where the platform can. */
 unsigned int fsm_plat_cpu(void);
 /* Number of possible CPUs: fsm_plat_cpu() < fsm_plat_nr_cpus(). */
 unsigned int fsm_plat_nr_cpus(void);
 /* Task context: let others run while waiting (cond_resched / sched_yield). */
 void fsm_plat_yield(void);
+/*
+ * Task context: no preemption between begin and end (preempt_disable() in
+ * the kernel; nothing in user space, which cannot), so that reset's short
+ * stop-the-world window is not stretched by the resetter being scheduled
+ * out. No fsm_plat_yield() or allocation in between. Nests like
+ * preempt_disable().
+ */
+void fsm_plat_nopreempt_begin(void);
+void fsm_plat_nopreempt_end(void);
 /* Fill with random bytes (task context). */
 void fsm_plat_random(void *buf, unsigned long long len);
 

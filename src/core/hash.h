@@ -19,8 +19,12 @@
  * multiplications instead of eight. The frame count is folded into the
  * initial state, so a stack and its prefixes hash independently.
  *
- * The 128-bit per-map key (fsm_map_params.key, random per map) is expanded
- * once into four 64-bit secrets (HashKey) at map creation.
+ * The 128-bit key (fsm_map_params.key) is expanded once into four 64-bit
+ * secrets (HashKey) at map creation. The map takes whatever key its caller
+ * passes: the kernel module draws one random key at load (main.c, fsm_key)
+ * and gives it to every map it creates, kernel and user stack maps of every
+ * instance alike, so the key is random per module load, not per map. (A
+ * reset keeps the key.) Tests pass fixed keys.
  *
  * Collision-resistance caveat: this is NOT a cryptographic PRF (siphash is,
  * and costs ~3x more here). Its strength against crafted inputs rests on the
@@ -63,7 +67,7 @@ FSM_ALWAYS_INLINE u64 mum(u64 a, u64 b)
 }
 
 /*
- * hash_key_expand - derive the four per-map secrets from the map key.
+ * hash_key_expand - derive the four secrets of a map from its key.
  * Any key is accepted (an all-zero key gives a fixed, unkeyed hash: fine
  * for tests, what the kernel must avoid by passing random bytes).
  * Context: any.

@@ -171,6 +171,20 @@ FSM_ALWAYS_INLINE void cpu_relax()
 #endif
 }
 
+/*
+ * plat_cpu - the current CPU number (fsm_plat_cpu() of fsm_core.h), inline
+ * where platform_{kernel,user}.h provide FSM_PLAT_CPU_INLINE.
+ * Context: any; the caller tolerates migration right after the read.
+ */
+FSM_ALWAYS_INLINE u32 plat_cpu()
+{
+#ifdef FSM_PLAT_CPU_INLINE
+	return FSM_PLAT_CPU_INLINE();
+#else
+	return fsm_plat_cpu();
+#endif
+}
+
 /* Compiler-only barrier. */
 FSM_ALWAYS_INLINE void barrier() { asm volatile("" ::: "memory"); }
 

@@ -32,4 +32,26 @@
 #define FSM_ASSERT(cond)	do { (void)sizeof(!(cond)); } while (0)
 #endif
 
+/*
+ * The CPU number without a call: fsm_plat_cpu() is on every insert. On
+ * x86-64 this is exactly what the kernel's raw_smp_processor_id() expands
+ * to in 6.1 (this_cpu_read(cpu_number): one %gs-relative load of the
+ * exported per-CPU variable cpu_number, RIP-relative like the kernel's own
+ * code). main.c checks at load time that it agrees with
+ * raw_smp_processor_id() (fsm_core_cpu()). Other architectures call the
+ * glue's fsm_plat_cpu().
+ */
+#if defined(__x86_64__)
+extern "C" int cpu_number;	/* DECLARE_PER_CPU_READ_MOSTLY(int, cpu_number) */
+
+static inline __attribute__((__always_inline__)) unsigned int fsm_plat_cpu_inline(void)
+{
+	unsigned int cpu;
+
+	asm volatile("movl %%gs:%1, %0" : "=r"(cpu) : "m"(cpu_number));
+	return cpu;
+}
+#define FSM_PLAT_CPU_INLINE fsm_plat_cpu_inline
+#endif /* __x86_64__ */
+
 #endif /* FSM_PLATFORM_KERNEL_H */

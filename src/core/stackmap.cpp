@@ -15,6 +15,7 @@
  *   (R3) record->id load, acquire    pairs with (P3)
  *   (A1)/(A2)/(A3)                   inserter side of the reset handshake
  *   (B1)/(B2)/(B3)                   reset side of the reset handshake
+ *   (S)  scrub cmpxchg, relaxed      stale word -> 0, after (B3)
  */
 #include "stackmap.h"
 
@@ -31,21 +32,108 @@ namespace fsm {
 
 namespace {
 
-constexpr u64 slot_make(u32 tag, u32 off) { return (u64)tag << 32 | ((u64)off + 1); }
-constexpr u32 slot_tag(u64 s) { return (u32)(s >> 32); }
+/*
+ * Slot word: key << 32 | (offset + 1), key = tag24 << 8 | gen8 (stackmap.h).
+ * slot_key() is the whole high half: one compare checks tag and generation.
+ */
+constexpr u32 gen8(u32 gen) { return gen & 0xffu; }
+constexpr u32 slot_key_make(u32 tag, u32 gen) { return tag << 8 | gen8(gen); }
+constexpr u64 slot_make(u32 key, u32 off) { return (u64)key << 32 | ((u64)off + 1); }
+constexpr u32 slot_key(u64 s) { return (u32)(s >> 32); }
 constexpr u32 slot_off(u64 s) { return (u32)s - 1; }
+/* Empty in generation @gen: never written (0) or written by another one. */
+constexpr bool slot_free(u64 s, u32 gen) { return s == 0 || (slot_key(s) & 0xffu) != gen8(gen); }
+
+/* Index word: gen << 32 | (offset + 1); 0 = unpublished. */
+constexpr u64 index_make(u32 gen, u32 off) { return (u64)gen << 32 | ((u64)off + 1); }
+
+/*
+ * Hit-cache word: gen8 << 56 | id << 32 | count; 0 = unused (a used word
+ * has count >= 1). Ids are < 2^FSM_BITS_MAX <= 2^24.
+ */
+static_assert(FSM_BITS_MAX <= 24, "ids must fit the 24-bit id field of a hit-cache word");
+constexpr u64 hc_key(u32 gen, u32 id) { return ((u64)gen8(gen) << 24 | id) << 32; }
+constexpr u64 hc_key_of(u64 w) { return w & ~0xffffffffull; }
+constexpr u32 hc_id(u64 w) { return (u32)(w >> 32) & 0xffffffu; }
+constexpr u32 hc_gen8(u64 w) { return (u32)(w >> 56); }
+constexpr u32 hc_count(u64 w) { return (u32)w; }
 
 constexpr u32 alloc_count(u64 w) { return (u32)(w >> 32); }
 constexpr u32 alloc_units(u64 w) { return (u32)w; }
 constexpr u64 kAllocOneEntry = 1ull << 32;
 
-/* The tag is the high half of the hash, never 0 (an occupied slot's high
+/* The tag is the top 24 bits of the hash, never 0 (an occupied slot's high
  * half is non-zero, which makes a torn or stray word easy to spot). */
 constexpr u32 hash_tag(u64 h)
 {
-	u32 t = (u32)(h >> 32);
+	u32 t = (u32)(h >> 40);
 
 	return t ? t : 1;
+}
+
+/* Byte offsets of the parts of the block (create() and memory_bytes()). */
+struct Layout {
+	u64 shards, slots, index, hit_total, hit_cache, arena, total;
+	u64 arena_bytes;
+	u32 nr_shards, hc_entries;
+};
+
+/* Return: false if @p is invalid. */
+bool layout_of(const fsm_map_params &p, u32 nr_cpus, Layout &l)
+{
+	constexpr u32 kKnownTestFlags = FSM_TEST_HASH_SAME_BUCKET | FSM_TEST_HASH_SAME_TAG;
+
+	if (p.bits < FSM_BITS_MIN || p.bits > FSM_BITS_MAX ||
+	    p.max_depth < 1 || p.max_depth > FSM_MAX_MAP_DEPTH ||
+	    (p.test_flags & ~kKnownTestFlags))
+		return false;
+
+	const u64 capacity = 1ull << p.bits;
+	const u64 table_slots = capacity * 2;
+	const u64 max_record = (u64)record_units(p.max_depth) * 8;
+	/* Default: sized for a mean depth of 16 frames (or max_depth if less). */
+	const u64 default_arena = capacity * record_units(min(16u, p.max_depth)) * 8;
+	const u64 arena_bytes = p.arena_bytes ? p.arena_bytes : default_arena;
+
+	/*
+	 * Sane arena: room for at least one deepest record, and no more than
+	 * every id at max_depth can use (more would be memory nobody can
+	 * reach). With bits <= 20 that is < 2^30 bytes, so offsets in 8-byte
+	 * units fit the 32-bit slot and allocation fields with room to spare.
+	 */
+	if (arena_bytes < max_record || arena_bytes > capacity * max_record)
+		return false;
+	static_assert(((4ull << FSM_BITS_MIN) % kCacheLine) == 0,
+		      "per-id arrays must end on a cache line");
+	static_assert((1ull << FSM_BITS_MAX) * (kRecordHeaderBytes + 8 * FSM_MAX_MAP_DEPTH) / 8
+		      < 0xffffffffull, "arena offsets must fit in 32 bits");
+
+	l.nr_shards = nr_cpus ? nr_cpus : 1;
+	l.hc_entries = (u32)min<u64>(capacity, kHitCacheEntries);
+	l.arena_bytes = arena_bytes;
+	/*
+	 * Layout of the single block; every part starts on a cache line,
+	 * the shards and each CPU's hit cache on a kShardAlign boundary
+	 * (hc_entries * 8 >= 512 is a multiple of it).
+	 */
+	static_assert(((8ull << FSM_BITS_MIN) % kShardAlign) == 0,
+		      "each CPU's hit cache must fill whole 128-byte pairs");
+	u64 off = align_up(sizeof(StackMap), kShardAlign);
+	l.shards = off;
+	off += (u64)l.nr_shards * sizeof(CpuShard);
+	l.hit_cache = off;
+	off += (u64)l.nr_shards * l.hc_entries * 8;
+	l.slots = off;
+	off += align_up(table_slots * 8, kCacheLine);
+	l.index = off;
+	off += align_up(capacity * 8, kCacheLine);
+	l.hit_total = off;
+	off += align_up(capacity * 4, kCacheLine);
+	l.arena = off;
+	off += align_up(arena_bytes, kCacheLine);
+	/* fsm_plat_alloc guarantees 8-byte alignment only: over-allocate. */
+	l.total = off + kShardAlign;
+	return true;
 }
 
 /*
@@ -64,77 +152,37 @@ FSM_ALWAYS_INLINE bool frames_equal(const u64 *a, const u64 *b, u32 nr)
 
 } /* namespace */
 
+u64 StackMap::memory_bytes(const fsm_map_params &p, u32 nr_cpus)
+{
+	Layout l;
+
+	return layout_of(p, nr_cpus, l) ? l.total : 0;
+}
+
 StackMap *StackMap::create(const fsm_map_params &p, int *err)
 {
-	constexpr u32 kKnownTestFlags = FSM_TEST_HASH_SAME_BUCKET | FSM_TEST_HASH_SAME_TAG;
+	Layout l;
 
-	if (p.bits < FSM_BITS_MIN || p.bits > FSM_BITS_MAX ||
-	    p.max_depth < 1 || p.max_depth > FSM_MAX_MAP_DEPTH ||
-	    (p.test_flags & ~kKnownTestFlags)) {
+	if (!layout_of(p, fsm_plat_nr_cpus(), l)) {
 		*err = -22;
 		return nullptr;
 	}
-
-	const u64 capacity = 1ull << p.bits;
-	const u64 table_slots = capacity * 2;
-	const u64 max_record = (u64)record_units(p.max_depth) * 8;
-	/* Default: sized for a mean depth of 16 frames (or max_depth if less). */
-	const u64 default_arena = capacity * record_units(min(16u, p.max_depth)) * 8;
-	const u64 arena_bytes = p.arena_bytes ? p.arena_bytes : default_arena;
-
-	/*
-	 * Sane arena: room for at least one deepest record, and no more than
-	 * every id at max_depth can use (more would be memory nobody can
-	 * reach). With bits <= 20 that is < 2^30 bytes, so offsets in 8-byte
-	 * units fit the 32-bit slot and allocation fields with room to spare.
-	 */
-	if (arena_bytes < max_record || arena_bytes > capacity * max_record) {
-		*err = -22;
-		return nullptr;
-	}
-	static_assert(((4ull << FSM_BITS_MIN) % kCacheLine) == 0,
-		      "hit shard arrays must start on their own cache lines");
-	static_assert((1ull << FSM_BITS_MAX) * (kRecordHeaderBytes + 8 * FSM_MAX_MAP_DEPTH) / 8
-		      < 0xffffffffull, "arena offsets must fit in 32 bits");
-
-	u32 nr_cpus = fsm_plat_nr_cpus();
-	if (nr_cpus == 0)
-		nr_cpus = 1;
-	const u32 nr_shards = min(nr_cpus, kMaxCpuShards);
-	const u32 nr_hit_shards = min(nr_cpus, kMaxHitShards);
-
-	/* Layout of the single block; every part starts on a cache line,
-	 * the shards on a kShardAlign boundary. */
-	u64 off = align_up(sizeof(StackMap), kShardAlign);
-	const u64 off_shards = off;
-	off += align_up((u64)nr_shards * sizeof(CpuShard), kCacheLine);
-	const u64 off_slots = off;
-	off += align_up(table_slots * 8, kCacheLine);
-	const u64 off_index = off;
-	off += align_up(capacity * 4, kCacheLine);
-	const u64 off_hits = off;
-	const u64 hit_shard_bytes = capacity * 4;	/* multiple of 64 */
-	off += hit_shard_bytes * nr_hit_shards;
-	const u64 off_arena = off;
-	off += align_up(arena_bytes, kCacheLine);
-	/* fsm_plat_alloc guarantees 8-byte alignment only: over-allocate. */
-	const u64 total = off + kShardAlign;
-
-	void *block = fsm_plat_alloc(total);
+	void *block = fsm_plat_alloc(l.total);
 	if (!block) {
 		*err = -12;
 		return nullptr;
 	}
 	u8 *base = reinterpret_cast<u8 *>(align_up(reinterpret_cast<uptr>(block), kShardAlign));
+	const u64 capacity = 1ull << p.bits;
 
 	StackMap *m = new (base, place) StackMap();
 	m->bits_ = p.bits;
 	m->capacity_ = (u32)capacity;
-	m->table_mask_ = (u32)(table_slots - 1);
+	m->table_mask_ = (u32)(capacity * 2 - 1);
 	m->max_depth_ = p.max_depth;
-	m->arena_units_ = (u32)(arena_bytes / 8);
-	m->nr_shards_ = nr_shards;
-	m->nr_hit_shards_ = nr_hit_shards;
+	m->arena_units_ = (u32)(l.arena_bytes / 8);
+	m->nr_shards_ = l.nr_shards;
+	m->hit_cache_mask_ = l.hc_entries - 1;
 	m->key_ = hash_key_expand(p.key[0], p.key[1]);
 	m->hash_and_ = ~0ull;
 	m->hash_or_ = 0;
@@ -144,16 +192,14 @@ StackMap *StackMap::create(const fsm_map_params &p, int *err)
 		m->hash_and_ = 0;
 		m->hash_or_ = 0x5eed000000000000ull;
 	}
-	m->shards_ = reinterpret_cast<CpuShard *>(base + off_shards);
-	m->slots_ = reinterpret_cast<Atomic<u64> *>(base + off_slots);
-	m->index_ = reinterpret_cast<Atomic<u32> *>(base + off_index);
-	m->hit_counts_ = reinterpret_cast<Atomic<u32> *>(base + off_hits);
-	m->arena_ = reinterpret_cast<u64 *>(base + off_arena);
+	m->shards_ = reinterpret_cast<CpuShard *>(base + l.shards);
+	m->hit_cache_ = reinterpret_cast<Atomic<u64> *>(base + l.hit_cache);
+	m->slots_ = reinterpret_cast<Atomic<u64> *>(base + l.slots);
+	m->index_ = reinterpret_cast<Atomic<u64> *>(base + l.index);
+	m->hit_total_ = reinterpret_cast<Atomic<u32> *>(base + l.hit_total);
+	m->arena_ = reinterpret_cast<u64 *>(base + l.arena);
 	m->block_ = block;
-	m->memory_bytes_ = total;
-
-	for (u32 c = 0; c < nr_shards; c++)
-		m->shards_[c].hit_shard = c % nr_hit_shards;
+	m->memory_bytes_ = l.total;
 
 	/* The block is zeroed: slots empty, index unpublished, counters 0. */
 	m->gen_.init(1u << 1);	/* generation 1: 0 is never a generation */
@@ -170,39 +216,71 @@ void StackMap::destroy()
 	fsm_plat_free(block);
 }
 
-CpuShard &StackMap::this_cpu_shard()
+/* Shard and hit cache of this insert. fsm::plat_cpu() is inline. */
+FSM_ALWAYS_INLINE u32 StackMap::this_cpu() const
 {
-	u32 cpu = fsm_plat_cpu();
+	u32 cpu = plat_cpu();
 
 	if (unlikely(cpu >= nr_shards_))
 		cpu %= nr_shards_;
-	return shards_[cpu];
+	return cpu;
 }
 
 /*
- * The hit counter of @id in the caller's shard. Relaxed: a statistic that
- * publishes nothing. It must still be an atomic RMW: an NMI can nest on this
- * CPU, and a migrated task can share the shard. Only CPUs mapped to the same
- * hit shard ever write this line.
- */
-/*
- * count_hit - bump the per-stack hit counter of this CPU's hit shard.
+ * count_hit - count one hit of @id (generation @gen) on CPU @cpu.
  *
- * A relaxed load and a relaxed store, not a read-modify-write: no locked
- * instruction on the hit path for a statistic. The shard belongs to this
- * CPU (cpu % kMaxHitShards: distinct for up to kMaxHitShards CPUs), so the
- * only way to lose an increment is another insert of the same stack on the
- * same shard between our load and our store: an NMI or interrupt nesting
- * in here, more than kMaxHitShards CPUs sharing a shard, or (user space) a
- * thread migrating. Per-stack hits are therefore a lower bound, exact in
- * the common case; the map-wide hit count in stats() is derived from
- * enters/exits and is exact. No ordering: nothing is published.
+ * Each CPU has its own direct-mapped cache of per-stack hit counts: word
+ * id & mask of hit_cache_[cpu] holds (gen8, id, count). A hit on the
+ * resident id adds 1 with a cmpxchg on that word: a line only this CPU
+ * writes (each CPU's cache is 128-byte aligned, whole 128-byte pairs), so
+ * in steady state, whatever the number of CPUs, the hit path writes no
+ * line that another CPU writes. A hit on another id (or a stale word of an
+ * older generation, or a full count) evicts: the word is replaced by
+ * (gen8, id, 1) first and the evicted count of the current generation is
+ * then added to hit_total_[old id] (a shared line, only on evictions).
+ *
+ * Why cmpxchg and not load + store: an NMI or interrupt on this CPU (or,
+ * in user space, a thread that shares the CPU number) may run count_hit()
+ * on the same word between our load and our write. With a plain store we
+ * could write back a count the nested call already flushed, counting it
+ * twice. With cmpxchg the loser's increment is simply lost: counts stay a
+ * lower bound, never inflated. One attempt, no retry (bounded).
+ *
+ * Ordering: relaxed everywhere; these are statistics and publish nothing.
+ * Replacing the word before adding to hit_total_ means a concurrent reader
+ * (hits_of()) may miss the evicted count for a moment, never see it twice.
+ * hit_total_[id] was zeroed by the publisher before (P2)/(P3), i.e. before
+ * any inserter could learn @id, so no flush of this generation precedes it.
  */
-FSM_ALWAYS_INLINE void StackMap::count_hit(CpuShard &sh, u32 id)
+FSM_ALWAYS_INLINE void StackMap::count_hit(u32 cpu, u32 gen, u32 id)
 {
-	Atomic<u32> &c = hit_counts_[(u64)sh.hit_shard * capacity_ + id];
+	Atomic<u64> &w = hit_cache_[(u64)cpu * (hit_cache_mask_ + 1) + (id & hit_cache_mask_)];
+	const u64 key = hc_key(gen, id);
+	u64 cur = w.load(relaxed);
 
-	c.store(c.load(relaxed) + 1, relaxed);
+	if (likely(hc_key_of(cur) == key && hc_count(cur) != 0xffffffffu)) {
+		(void)w.cmpxchg(cur, cur + 1, relaxed, relaxed);
+		return;
+	}
+	if (w.cmpxchg(cur, key | 1, relaxed, relaxed) && cur &&
+	    hc_gen8(cur) == gen8(gen))
+		hit_total_[hc_id(cur)].fetch_add(hc_count(cur), relaxed);
+}
+
+/* Hits of @id in generation @gen: flushed total plus every CPU's cache. */
+u64 StackMap::hits_of(u32 gen, u32 id) const
+{
+	const u64 key = hc_key(gen, id);
+	u64 sum = hit_total_[id].load(relaxed);
+
+	for (u32 c = 0; c < nr_shards_; c++) {
+		const u64 w = hit_cache_[(u64)c * (hit_cache_mask_ + 1) +
+					 (id & hit_cache_mask_)].load(relaxed);
+
+		if (hc_key_of(w) == key)
+			sum += hc_count(w);
+	}
+	return sum;
 }
 
 /*
@@ -281,7 +359,7 @@ void StackMap::unreserve(const Reservation &rsv)
  * nothing (lookup_id() relies on (P2), not on nr_ids()).
  * Context: any, inside the in-flight window of insert().
  */
-void StackMap::publish_new(CpuShard &sh, Record *rec, const Reservation &rsv,
+void StackMap::publish_new(u32 cpu, Record *rec, const Reservation &rsv,
 			   u32 gen, u32 epoch, fsm_insert_result *res)
 {
 	const u32 id = next_id_.fetch_add(1, relaxed);
@@ -289,10 +367,18 @@ void StackMap::publish_new(CpuShard &sh, Record *rec, const Reservation &rsv,
 	FSM_ASSERT(id < capacity_);
 	FSM_HOOK(this, FSM_HOOK_ID_TAKEN);
 	/*
+	 * The flushed hit count of @id may hold a count of an older
+	 * generation: zero it before anyone can learn @id. Ordered before
+	 * every flush of this generation by (P2)/(P3) (see count_hit()).
+	 */
+	hit_total_[id].store(0, relaxed);
+	/*
 	 * (P2) release: the record (written by us) is complete before a
 	 * reader that finds index[id] with (R2) in lookup_id() looks at it.
+	 * The generation in the word tells lookup_id() an entry of an older
+	 * generation (not scrubbed yet) from ours.
 	 */
-	index_[id].store(rsv.off + 1, release);
+	index_[id].store(index_make(gen, rsv.off), release);
 	FSM_HOOK(this, FSM_HOOK_INDEX_PUBLISHED);
 	/*
 	 * (P3) release, after (P2): an inserter that reads the id with (R3)
@@ -301,7 +387,7 @@ void StackMap::publish_new(CpuShard &sh, Record *rec, const Reservation &rsv,
 	 */
 	rec->id.store(id, release);
 
-	count_hit(sh, id);
+	count_hit(cpu, gen, id);
 	res->id = id;
 	res->generation = gen;
 	/* The creator stored @epoch in the record: it is the first emitter. */
@@ -317,7 +403,7 @@ void StackMap::publish_new(CpuShard &sh, Record *rec, const Reservation &rsv,
  * context we interrupted on this very CPU (we may be an NMI), so waiting
  * longer could wait forever.
  */
-FSM_ALWAYS_INLINE int StackMap::finish_hit(CpuShard &sh, Record *rec, u32 gen,
+FSM_ALWAYS_INLINE int StackMap::finish_hit(u32 cpu, Record *rec, u32 gen,
 					   u32 epoch, fsm_insert_result *res)
 {
 	/* (R3) acquire, pairs with (P3): index[id] is published too. */
@@ -332,7 +418,7 @@ FSM_ALWAYS_INLINE int StackMap::finish_hit(CpuShard &sh, Record *rec, u32 gen,
 	}
 	FSM_ASSERT(id < capacity_ && rec->gen == gen);
 
-	count_hit(sh, id);
+	count_hit(cpu, gen, id);
 	res->id = id;
 	res->generation = gen;
 	res->flags = 0;
@@ -360,13 +446,15 @@ FSM_ALWAYS_INLINE int StackMap::finish_hit(CpuShard &sh, Record *rec, u32 gen,
 }
 
 /*
- * match - does slot word @s hold the stack @ips/@nr (with hash tag @tag)?
- * The tag is compared first; frames only on a tag match. The record is
+ * match - does slot word @s hold the stack @ips/@nr (with slot key @key:
+ * hash tag and generation)? The key is compared first, frames only on a
+ * key match: a stale slot (another generation) never matches, and its
+ * record, which may be reused by now, is never read. The record is
  * complete because @s was read with (R1) or a failed cmpxchg (acquire).
  */
-FSM_ALWAYS_INLINE Record *StackMap::match(u64 s, u32 tag, const u64 *ips, u32 nr)
+FSM_ALWAYS_INLINE Record *StackMap::match(u64 s, u32 key, const u64 *ips, u32 nr)
 {
-	if (slot_tag(s) != tag)
+	if (slot_key(s) != key)
 		return nullptr;
 	Record *rec = record_at(slot_off(s));
 	if (rec->nr != nr || !frames_equal(rec->ips(), ips, nr))
@@ -376,15 +464,14 @@ FSM_ALWAYS_INLINE Record *StackMap::match(u64 s, u32 tag, const u64 *ips, u32 nr
 
 /*
  * insert_in_gen - the body of insert() once we are known to be inside
- * generation @gen (counted in enters: no reset can clear anything until we
- * leave). This is the hit path; the first empty slot hands over to
- * insert_miss().
+ * generation @gen (counted in enters: no reset can open a new generation
+ * until we leave). @h is the stack's hash. This is the hit path; the first
+ * empty slot (0 or stale) hands over to insert_miss().
  */
-FSM_ALWAYS_INLINE int StackMap::insert_in_gen(CpuShard &sh, u32 gen, const u64 *ips,
+FSM_ALWAYS_INLINE int StackMap::insert_in_gen(u32 cpu, u32 gen, u64 h, const u64 *ips,
 					      u32 nr, u32 epoch, fsm_insert_result *res)
 {
-	const u64 h = hash(ips, nr);
-	const u32 tag = hash_tag(h);
+	const u32 key = slot_key_make(hash_tag(h), gen);
 	u32 idx = (u32)h & table_mask_;
 
 	for (u32 probe = 0; probe < kProbeLimit; probe++, idx = (idx + 1) & table_mask_) {
@@ -394,27 +481,30 @@ FSM_ALWAYS_INLINE int StackMap::insert_in_gen(CpuShard &sh, u32 gen, const u64 *
 		 */
 		const u64 s = slots_[idx].load(acquire);
 
-		if (unlikely(s == 0))
-			return insert_miss(sh, gen, ips, nr, epoch, tag, idx, probe, res);
-		if (Record *rec = match(s, tag, ips, nr))
-			return finish_hit(sh, rec, gen, epoch, res);
+		if (Record *rec = match(s, key, ips, nr))
+			return finish_hit(cpu, rec, gen, epoch, res);
+		if (unlikely(slot_free(s, gen)))
+			return insert_miss(cpu, gen, ips, nr, epoch, key, idx, probe, res);
 	}
 	return -FSM_DROP_PROBE_LIMIT;
 }
 
 /*
  * insert_miss - the stack was not found before the empty slot @idx (the
- * @probe-th of its sequence): it is not in the map, because slots are never
- * emptied within a generation. Reserve and write a record, then claim the
- * first empty slot from @idx on; keep the same record while probing on.
+ * @probe-th of its sequence): it is not in the map, because within a
+ * generation a slot never becomes empty again (the scrub only turns a
+ * stale word, empty already, into 0). Reserve and write a record, then
+ * claim the first empty slot from @idx on; keep the same record while
+ * probing on.
  * Context: any, inside the in-flight window of insert().
  */
-FSM_NOINLINE int StackMap::insert_miss(CpuShard &sh, u32 gen, const u64 *ips, u32 nr,
-				       u32 epoch, u32 tag, u32 idx, u32 probe,
+FSM_NOINLINE int StackMap::insert_miss(u32 cpu, u32 gen, const u64 *ips, u32 nr,
+				       u32 epoch, u32 key, u32 idx, u32 probe,
 				       fsm_insert_result *res)
 {
 	Reservation rsv{0, 0, false};
 	Record *found = nullptr;
+	int ret = -FSM_DROP_PROBE_LIMIT;
 
 	/* (a) storage first: no slot is ever claimed without a record. */
 	const int err = reserve(nr, rsv);
@@ -431,39 +521,52 @@ FSM_NOINLINE int StackMap::insert_miss(CpuShard &sh, u32 gen, const u64 *ips, u3
 	for (; probe < kProbeLimit; probe++, idx = (idx + 1) & table_mask_) {
 		u64 s = slots_[idx].load(acquire);		/* (R1) */
 
-		if (s == 0) {
+		/*
+		 * An empty slot (0 or stale) can change only twice in this
+		 * generation: stale -> 0 by the scrub, and empty -> occupied
+		 * by one winner. So a failed claim is retried on the same
+		 * slot at most kClaimRetries times; skipping a slot that is
+		 * still empty would break the first-empty-slot rule above.
+		 */
+		for (u32 again = 0; slot_free(s, gen); again++) {
+			if (again == kClaimRetries) {
+				ret = -FSM_DROP_BUSY;	/* unreachable by the argument */
+				goto give_back;
+			}
 			FSM_HOOK(this, FSM_HOOK_RECORD_WRITTEN);
 			/*
 			 * (c) (P1) release on success: publishes the record
 			 * written above to every (R1). Acquire on failure: @s
-			 * becomes the winner's word and we read its record
-			 * right below, like (R1).
+			 * becomes the word seen and we read its record right
+			 * below, like (R1).
 			 */
-			if (slots_[idx].cmpxchg(s, slot_make(tag, rsv.off), release, acquire)) {
+			if (slots_[idx].cmpxchg(s, slot_make(key, rsv.off), release, acquire)) {
 				FSM_HOOK(this, FSM_HOOK_SLOT_CLAIMED);
 				/* (d) only the winner takes an id. */
-				publish_new(sh, mine, rsv, gen, epoch, res);
+				publish_new(cpu, mine, rsv, gen, epoch, res);
 				return 0;
 			}
-			/* Lost the slot: look at the winner like any other. */
 		}
-		found = match(s, tag, ips, nr);
+		/* Lost the slot, or it was taken: look at it like any other. */
+		found = match(s, key, ips, nr);
 		if (found)
 			break;
 	}
 
+give_back:
 	/* Our record never became visible: give it back. */
 	unreserve(rsv);
 	if (!found)
-		return -FSM_DROP_PROBE_LIMIT;
+		return ret;
 	/* A twin inserted the same stack concurrently and won. */
-	sh.lost_races.fetch_add(1, relaxed);	/* statistic */
-	return finish_hit(sh, found, gen, epoch, res);
+	shards_[cpu].lost_races.fetch_add(1, relaxed);	/* statistic */
+	return finish_hit(cpu, found, gen, epoch, res);
 }
 
 int StackMap::insert(const u64 *ips, u32 nr, u32 epoch, fsm_insert_result *res)
 {
-	CpuShard &sh = this_cpu_shard();
+	const u32 cpu = this_cpu();
+	CpuShard &sh = shards_[cpu];
 	int ret;
 
 	if (unlikely(!ips || !res || nr == 0 || nr > max_depth_)) {
@@ -485,7 +588,12 @@ int StackMap::insert(const u64 *ips, u32 nr, u32 epoch, fsm_insert_result *res)
 	 * arm64 too) and reset would clear the table under our feet. On x86
 	 * (A1) is one locked add and (A2) a plain load; on arm64 ldaddal and
 	 * ldar.
+	 *
+	 * The hash needs nothing from the map's mutable state: it is computed
+	 * before (A1), so a reset waits for as little as possible.
 	 */
+	const u64 h = hash(ips, nr);
+
 	sh.enters.fetch_add(1, seq_cst);		/* (A1) */
 	{
 		const u32 g = gen_.load(seq_cst);	/* (A2), also pairs with (B3) */
@@ -493,7 +601,7 @@ int StackMap::insert(const u64 *ips, u32 nr, u32 epoch, fsm_insert_result *res)
 		if (unlikely(g & kResetting))
 			ret = -FSM_DROP_RESETTING;
 		else
-			ret = insert_in_gen(sh, g >> 1, ips, nr, epoch, res);
+			ret = insert_in_gen(cpu, g >> 1, h, ips, nr, epoch, res);
 	}
 	/*
 	 * Statistics before (A3), so that a stats() snapshot, which reads
@@ -507,9 +615,10 @@ int StackMap::insert(const u64 *ips, u32 nr, u32 epoch, fsm_insert_result *res)
 		sh.inserts.fetch_add(1, relaxed);
 	}
 	/*
-	 * (A3) release: every access we made to slots, records, index and hit
-	 * counters happens before reset's (B2) acquire load that counts this
-	 * exit, hence before reset clears them.
+	 * (A3) release: every access we made to slots, records, index, alloc
+	 * word and hit counters happens before reset's (B2) acquire load that
+	 * counts this exit, hence before reset reuses the arena, the ids and
+	 * the allocation word for the next generation.
 	 */
 	sh.exits.fetch_add(1, release);
 	return ret;
@@ -524,25 +633,21 @@ int StackMap::lookup_id(u32 id, const u64 **ips, u32 *nr, u64 *hits) const
 {
 	if (id >= capacity_)
 		return -22;
+	/* Stable: the caller serialises us against reset(). */
+	const u32 gen = gen_.load(relaxed) >> 1;
 	/* (R2) acquire, pairs with (P2): the record is complete. */
-	const u32 o = index_[id].load(acquire);
-	if (!o)
-		return -2;
+	const u64 o = index_[id].load(acquire);
+	if ((u32)o == 0 || (u32)(o >> 32) != gen)
+		return -2;	/* unpublished, or stale from an older generation */
 
-	const Record *rec = record_at(o - 1);
+	const Record *rec = record_at((u32)o - 1);
 	FSM_ASSERT(rec->nr >= 1 && rec->nr <= max_depth_);
 	if (ips)
 		*ips = rec->ips();
 	if (nr)
 		*nr = rec->nr;
-	if (hits) {
-		u64 sum = 0;
-
-		/* Relaxed: approximate while inserts run. */
-		for (u32 s = 0; s < nr_hit_shards_; s++)
-			sum += hit_counts_[(u64)s * capacity_ + id].load(relaxed);
-		*hits = sum;
-	}
+	if (hits)
+		*hits = hits_of(gen, id);	/* approximate while inserts run */
 	return 0;
 }
 
@@ -586,18 +691,26 @@ void StackMap::stats(struct fsm_map_stats *st) const
 	st->hits = exits > outcomes ? exits - outcomes : 0;
 }
 
-/* Clear @bytes at @p, letting others run between chunks (task context). */
-void StackMap::clear_chunked(void *p, u64 bytes)
+/*
+ * scrub - (S): turn every word of @words[0..n) for which @stale(word) holds
+ * into 0, letting others run between chunks (task context).
+ *
+ * Runs after (B3), beside inserters of the new generation. For them a stale
+ * word and 0 mean the same thing (empty / unused), so replacing one by the
+ * other changes nothing they can observe; a cmpxchg, not a store, because
+ * an inserter may claim the word at the same moment: then our cmpxchg fails
+ * and the new word stays. Relaxed: 0 publishes nothing.
+ */
+template <typename T, typename Stale>
+void StackMap::scrub(Atomic<T> *words, u64 n, Stale stale)
 {
-	u8 *b = static_cast<u8 *>(p);
+	for (u64 i = 0; i < n; i++) {
+		T w = words[i].load(relaxed);
 
-	while (bytes) {
-		const u64 n = min(bytes, kResetClearChunk);
-
-		zero_bytes(b, n);
-		b += n;
-		bytes -= n;
-		fsm_plat_yield();
+		if (w && stale(w))
+			(void)words[i].cmpxchg(w, (T)0, relaxed, relaxed);	/* (S) */
+		if ((i + 1) % kScrubChunkWords == 0)
+			fsm_plat_yield();
 	}
 }
 
@@ -605,9 +718,19 @@ void StackMap::clear_chunked(void *p, u64 bytes)
  * reset - start a new generation; inserters never block on it.
  *
  * Statistics in the CPU shards (hits, inserts, drops, lost_races) are
- * cumulative across generations; ids, records and per-stack hit counters
- * belong to one generation and are cleared. The arena is not cleared:
- * records are fully rewritten before they are published.
+ * cumulative across generations; ids, records and per-stack hit counts
+ * belong to one generation. Nothing is cleared while inserters drop: the
+ * stop-the-world part is the handshake (B1)..(B3), run with preemption
+ * off, whose length is the longest insert in flight plus one pass over the
+ * CPU shards. The
+ * generation carried by slots (8 bits), index words (32 bits) and hit-cache
+ * words (8 bits) makes every entry of the old generation stale (empty for
+ * inserters, unpublished for readers), and the scrub after (B3) turns them
+ * into 0 while the new generation already runs. Because the scrub finishes
+ * before reset() returns and resets are serialised, the table never holds
+ * words of more than two generations, the current and the previous one,
+ * so 8 bits of generation cannot alias. The arena is not cleared: records
+ * are fully rewritten before they are published.
  */
 u32 StackMap::reset()
 {
@@ -621,26 +744,32 @@ u32 StackMap::reset()
 	 * inserter that read the old generation is counted in its shard's
 	 * enters at (B2).
 	 */
+	/*
+	 * From (B1) to (B3) every new insert drops: keep that window short.
+	 * No preemption in it (kernel), so the window is the longest insert
+	 * in flight plus one pass over the shards, not a time slice.
+	 */
+	fsm_plat_nopreempt_begin();
 	gen_.store(g | kResetting, seq_cst);		/* (B1) */
 	for (u32 c = 0; c < nr_shards_; c++) {
 		CpuShard &sh = shards_[c];
 
-		for (;;) {
+		for (u32 spin = 0;; spin++) {
 			/*
 			 * (B2) Read exits, then enters. Acquire on exits pairs
-			 * with (A3): the table accesses of every insert
-			 * counted here happen before our clearing, and so
-			 * does its (A1), which the later read of enters must
-			 * therefore see (coherence): enters >= exits. Equal
-			 * means every insert counted in enters has left. The
-			 * seq_cst read of enters is the Dekker half that pairs
-			 * with (A1)/(A2): an insert that read the old
-			 * generation is counted in it. Seeing them equal once
-			 * is enough: later arrivals see kResetting.
-			 * The wait ends because inserts are bounded; it is
-			 * long only if an inserter is preempted inside
-			 * insert(), which kernel callers prevent (tracepoint
-			 * probes run with preemption off).
+			 * with (A3): the accesses of every insert counted here
+			 * happen before our reuse of the arena, ids and
+			 * allocation word, and so does its (A1), which the
+			 * later read of enters must therefore see (coherence):
+			 * enters >= exits. Equal means every insert counted in
+			 * enters has left. The seq_cst read of enters is the
+			 * Dekker half that pairs with (A1)/(A2): an insert that
+			 * read the old generation is counted in it. Seeing
+			 * them equal once is enough: later arrivals see
+			 * kResetting. The wait ends because inserts are
+			 * bounded; it is long only if an inserter is preempted
+			 * inside insert(), which kernel callers prevent
+			 * (tracepoint probes run with preemption off).
 			 */
 			const u64 x = sh.exits.load(acquire);		/* (B2) */
 			const u64 e = sh.enters.load(seq_cst);		/* (B2) */
@@ -648,27 +777,43 @@ u32 StackMap::reset()
 			FSM_ASSERT(e >= x);
 			if (e == x)
 				break;
+			if (spin < kResetSpinLoops) {
+				cpu_relax();
+				continue;
+			}
+			/* An inserter is held up: let others run, re-check. */
+			fsm_plat_nopreempt_end();
 			fsm_plat_yield();
+			fsm_plat_nopreempt_begin();
+			spin = 0;
 		}
 	}
 
-	/* No inserter is inside the old generation: plain clearing is safe. */
-	clear_chunked(slots_, ((u64)table_mask_ + 1) * 8);
-	clear_chunked(index_, (u64)capacity_ * 4);
-	clear_chunked(hit_counts_, (u64)capacity_ * 4 * nr_hit_shards_);
+	/* No inserter is inside the old generation: reuse ids and arena. */
 	alloc_.init(0);
 	next_id_.init(0);
-	fsm_plat_yield();	/* reset always may sleep, even for tiny maps */
 
 	u32 ng = ((g >> 1) + 1) & 0x7fffffffu;
 	if (ng == 0)
 		ng = 1;		/* generation 0 is never used */
 	/*
-	 * (B3) release: the cleared table, index, counters and alloc word
-	 * happen before any inserter that reads the new word at (A2), and
-	 * before readers the caller orders after us.
+	 * (B3) release: the reset alloc word and id counter happen before any
+	 * inserter that reads the new word at (A2), and before readers the
+	 * caller orders after us. From here on inserts succeed again.
 	 */
 	gen_.store(ng << 1, release);
+	fsm_plat_nopreempt_end();
+
+	/*
+	 * Scrub, beside the new generation's inserters (see scrub()). Only
+	 * words of other generations are touched; ng's words never are.
+	 */
+	scrub(slots_, (u64)table_mask_ + 1,
+	      [ng](u64 w) { return (slot_key(w) & 0xffu) != gen8(ng); });
+	scrub(index_, capacity_, [ng](u64 w) { return (u32)(w >> 32) != ng; });
+	scrub(hit_cache_, (u64)nr_shards_ * (hit_cache_mask_ + 1),
+	      [ng](u64 w) { return hc_gen8(w) != gen8(ng); });
+	fsm_plat_yield();	/* reset always may sleep, even for tiny maps */
 	return ng;
 }
 

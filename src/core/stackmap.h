@@ -14,37 +14,54 @@
  *   CpuShard[ncpu]  one 128-byte, 128-byte aligned block per possible CPU:
  *                   enters/exits counters for reset, cumulative statistics
  *   slots[2^(bits+1)] u64 words of the open-addressing hash table
- *   index[2^bits]   id -> arena offset of the record (+1, 0 = unpublished)
- *   hits[S][2^bits] per-stack hit counters, S = min(ncpu, kMaxHitShards)
- *                   shards, each an array of u32 indexed by id
+ *   index[2^bits]   u64: id -> generation and arena offset of the record
+ *   hit_total[2^bits] u32 per-stack hit counts flushed from the CPU caches
+ *   hit_cache[ncpu][C] per-CPU direct-mapped caches of per-stack hit counts,
+ *                   C = min(2^bits, kHitCacheEntries) u64 words per CPU
  *   arena           variable-length records: 16-byte header + 8*nr bytes
  *
- * Slot word (u64): tag << 32 | (record offset in 8-byte arena units + 1).
- * 0 means empty. The tag is the high half of the 64-bit keyed hash, with 0
- * remapped to 1 (so an occupied slot always has a non-zero high half); the
- * low bits of the hash pick the first slot. A slot goes from 0 to its final
- * value with one cmpxchg and never changes again within a generation: there
- * are no tombstones and no claimed-but-empty slots, because the record is
- * written *before* the slot is claimed.
+ * Memory (create() computes it exactly, fsm_map_memory_bytes() too):
+ *   ~ 128 + 2^(bits+1)*8 + 2^bits*(8+4) + arena
+ *     + ncpu*(128 + 8*min(2^bits, kHitCacheEntries))
+ * with arena = 2^bits*(16 + 8*min(16, max_depth)) by default. The per-CPU
+ * part is bounded by 2176 bytes per possible CPU whatever bits is.
+ *
+ * Slot word (u64): tag << 40 | gen8 << 32 | (record offset in 8-byte arena
+ * units + 1). 0 means empty. The tag is 24 bits of the 64-bit keyed hash,
+ * with 0 remapped to 1 (so an occupied slot's high half is never 0); gen8 is
+ * the low 8 bits of the generation that wrote the slot; the low bits of the
+ * hash pick the first slot. A slot whose gen8 is not the current one is
+ * stale: every insert treats it exactly like an empty slot (claimable, never
+ * compared), and reset() scrubs it back to 0 afterwards. Within a generation
+ * a slot goes from empty (0 or stale) to its final value with one cmpxchg
+ * and never changes again: there are no tombstones and no claimed-but-empty
+ * slots, because the record is written *before* the slot is claimed.
  *
  * Allocation word (u64): entries reserved << 32 | arena units used. One
  * cmpxchg reserves an entry and the record's bytes together, and fails fast
  * (MAP_FULL / ARENA_FULL) instead of counting past the limit; it never
  * wraps (cf. CVE-2024-43890, where tracing_map's element counter did).
  *
- * Insert (hit): hash, probe from hash & mask comparing tags, compare nr and
- * frames on a tag match, read the published id, bump the caller's hit
- * shard. No atomic read-modify-write on a line shared between CPUs.
+ * Insert (hit): hash (before entering the in-flight window), probe from
+ * hash & mask comparing the slot's high half (tag and generation) with
+ * ours, compare nr and frames on a match, read the published id, bump the
+ * hit count in this CPU's hit cache. In steady state (the CPU's hot stacks
+ * resident in its hit cache) a hit writes only lines of its own CPU: its
+ * CpuShard and its hit-cache line; see count_hit().
  * Insert (miss): at the first empty slot of the probe sequence, (a) reserve
  * storage, (b) write the record, (c) cmpxchg the slot (release). Losing the
  * slot to another stack: keep probing with the same record. Losing it to
  * the same stack (a twin inserted concurrently): return the reservation
  * (and the bytes when they are still the arena top), count lost_races and
  * use the winner's id. (d) Only the winner takes an id and publishes it:
- * index[id] (release) first, record->id (release) second.
+ * hit_total[id] = 0, index[id] (release) first, record->id (release) second.
  *
- * Reset: a new generation. Inserters never wait for a reset; a reset waits
- * for inserters (see reset() for the Dekker handshake).
+ * Reset: a new generation, O(number of CPUs) for the inserters. Inserters
+ * never wait for a reset; a reset waits for the inserters in flight (see
+ * reset() for the Dekker handshake); only inserts that start during that
+ * short wait drop with FSM_DROP_RESETTING. Nothing is cleared while they
+ * drop: the generation in slots, index and hit caches makes the old
+ * entries stale, and reset() scrubs them after the new generation is open.
  *
  * Ids: dense record indexes of the current generation, handed out only to
  * slot winners, so ids 0..nr_ids()-1 are all valid except the few that are
@@ -52,8 +69,8 @@
  *
  * Terms: "hits" of a stack = number of successful inserts that returned its
  * id in this generation, the creating insert included (the RFC's ref_count);
- * a lower bound, exact unless inserts of one stack nest on one CPU (see
- * count_hit() in stackmap.cpp).
+ * a lower bound, exact unless an insert of a stack is interrupted on its CPU
+ * by another insert that uses the same hit-cache word (see count_hit()).
  * Map-wide "hits" in fsm_map_stats = successful inserts that found an
  * existing stack; "inserts" = inserts that created one; every call is
  * counted exactly once in hits + inserts + sum(drops).
@@ -74,14 +91,25 @@ inline constexpr u32 kPublishWaitLoops = 256;
 inline constexpr u32 kReserveRetries = 32;
 /* Attempts of the emit-epoch cmpxchg (each failure means another epoch won). */
 inline constexpr u32 kEmitRetries = 4;
-/* Per-stack hit counters are sharded over at most this many arrays. */
-inline constexpr u32 kMaxHitShards = 8;
-/* Per-CPU shards are allocated for at most this many CPUs (then modulo). */
-inline constexpr u32 kMaxCpuShards = 8192;
+/*
+ * Words of each CPU's hit cache (at most: min(capacity, this)), i.e. 2 KiB
+ * per possible CPU. A power of two: the word of an id is id & (size - 1).
+ */
+inline constexpr u32 kHitCacheEntries = 256;
+/*
+ * cpu_relax() iterations reset() spins, preemption off, waiting for the
+ * inserts in flight on one CPU before it lets others run (and re-checks).
+ * Kernel inserters run with preemption off and are bounded, so this is
+ * normally enough; it only matters if an inserter's CPU is itself held up
+ * (a vCPU descheduled by the host, a user-space thread preempted).
+ */
+inline constexpr u32 kResetSpinLoops = 1u << 16;
+/* Attempts to claim one slot that stays empty (stale -> 0 by the scrub). */
+inline constexpr u32 kClaimRetries = 2;
 /* Bytes of a record header; a record is kRecordHeaderBytes + 8 * nr. */
 inline constexpr u32 kRecordHeaderBytes = 16;
-/* Bytes reset() clears between two fsm_plat_yield() calls. */
-inline constexpr u64 kResetClearChunk = 1ull << 20;
+/* Words reset() scrubs between two fsm_plat_yield() calls. */
+inline constexpr u64 kScrubChunkWords = 1ull << 16;
 /*
  * Alignment of the per-CPU shards: two cache lines, because Intel's
  * adjacent-line prefetcher fetches 128-byte pairs, which makes 64-byte
@@ -113,9 +141,11 @@ static_assert(sizeof(Record) == kRecordHeaderBytes, "record header layout");
 constexpr u32 record_units(u32 nr) { return kRecordHeaderBytes / 8 + nr; }
 
 /*
- * CpuShard - per-CPU state, 128 bytes and 128-byte aligned, per possible CPU.
- * The shard is picked once per insert (fsm_plat_cpu() % nr_shards) and the
- * same shard is used until the insert returns, so a task that migrates in
+ * CpuShard - per-CPU state, 128 bytes and 128-byte aligned, one per possible
+ * CPU (fsm_plat_nr_cpus(), no cap). The shard is picked once per insert
+ * (fsm_plat_cpu(), reduced modulo the shard count only if a platform ever
+ * reported a CPU number out of range) and the same shard, and the same
+ * hit cache, are used until the insert returns, so a task that migrates in
  * between still leaves enters/exits balanced. Counters are updated with
  * atomic RMWs (an NMI may nest on the same CPU, and a migrated task may
  * share the shard), but the line is normally written by one CPU only.
@@ -131,7 +161,6 @@ struct alignas(kShardAlign) CpuShard {
 	/* First line: everything a hit touches. */
 	Atomic<u64> enters;
 	Atomic<u64> exits;
-	u32 hit_shard;		/* which per-stack hit array this CPU bumps */
 	Atomic<u64> inserts;
 	Atomic<u64> lost_races;
 	Atomic<u64> drops[FSM_DROP_NR_REASONS];	/* [0] unused */
@@ -160,8 +189,13 @@ public:
 	/*
 	 * insert - insert-or-find @ips[0..nr).
 	 * Context: any, NMI included. Lock-free, allocation-free, bounded:
-	 * at most kProbeLimit slots, kReserveRetries + kReserveRetries
-	 * cmpxchg attempts, kPublishWaitLoops relax iterations.
+	 * at most kProbeLimit slots examined; at most kReserveRetries
+	 * reservation cmpxchgs, kProbeLimit * kClaimRetries slot cmpxchgs,
+	 * kReserveRetries cmpxchgs plus one fetch_sub to give a reservation
+	 * back, kPublishWaitLoops relax iterations waiting for an id,
+	 * kEmitRetries epoch cmpxchgs, two hit-cache RMWs (one cmpxchg,
+	 * one fetch_add on an eviction) and the per-CPU shard's counters
+	 * (enters, exits, at most one outcome, lost_races).
 	 * Return: 0 with *res filled, or -enum fsm_drop_reason.
 	 */
 	[[nodiscard]] int insert(const u64 *ips, u32 nr, u32 epoch,
@@ -170,7 +204,9 @@ public:
 	/*
 	 * reset - start a new generation.
 	 * Context: task, may sleep; serialised by the caller against other
-	 * resets and against readers (lookup_id, nr_ids).
+	 * resets and against readers (lookup_id, nr_ids). Inserters drop with
+	 * FSM_DROP_RESETTING only while it waits for the inserts in flight;
+	 * the scrub of stale entries afterwards runs beside them.
 	 * Return: the new generation number.
 	 */
 	u32 reset();
@@ -197,7 +233,13 @@ public:
 
 	u32 capacity() const { return capacity_; }
 	u32 nr_cpu_shards() const { return nr_shards_; }
-	u32 nr_hit_shards() const { return nr_hit_shards_; }
+	u32 hit_cache_entries() const { return hit_cache_mask_ + 1; }
+
+	/*
+	 * memory_bytes - what create() allocates for @p on @nr_cpus CPUs.
+	 * Return: bytes, or 0 if @p is invalid.
+	 */
+	static u64 memory_bytes(const fsm_map_params &p, u32 nr_cpus);
 
 	StackMap(const StackMap &) = delete;
 	StackMap &operator=(const StackMap &) = delete;
@@ -205,20 +247,22 @@ public:
 private:
 	StackMap() = default;
 
-	CpuShard &this_cpu_shard();
-	int insert_in_gen(CpuShard &sh, u32 gen, const u64 *ips, u32 nr,
+	u32 this_cpu() const;
+	int insert_in_gen(u32 cpu, u32 gen, u64 h, const u64 *ips, u32 nr,
 			  u32 epoch, fsm_insert_result *res);
-	int insert_miss(CpuShard &sh, u32 gen, const u64 *ips, u32 nr, u32 epoch,
-			u32 tag, u32 idx, u32 probe, fsm_insert_result *res);
-	Record *match(u64 s, u32 tag, const u64 *ips, u32 nr);
+	int insert_miss(u32 cpu, u32 gen, const u64 *ips, u32 nr, u32 epoch,
+			u32 key, u32 idx, u32 probe, fsm_insert_result *res);
+	Record *match(u64 s, u32 key, const u64 *ips, u32 nr);
 	int reserve(u32 nr, Reservation &rsv);
 	void unreserve(const Reservation &rsv);
-	void publish_new(CpuShard &sh, Record *rec, const Reservation &rsv,
+	void publish_new(u32 cpu, Record *rec, const Reservation &rsv,
 			 u32 gen, u32 epoch, fsm_insert_result *res);
-	int finish_hit(CpuShard &sh, Record *rec, u32 gen, u32 epoch,
+	int finish_hit(u32 cpu, Record *rec, u32 gen, u32 epoch,
 		       fsm_insert_result *res);
-	void count_hit(CpuShard &sh, u32 id);
-	void clear_chunked(void *p, u64 bytes);
+	void count_hit(u32 cpu, u32 gen, u32 id);
+	u64 hits_of(u32 gen, u32 id) const;
+	template <typename T, typename Stale>
+	void scrub(Atomic<T> *words, u64 n, Stale stale);
 
 	Record *record_at(u32 off) { return reinterpret_cast<Record *>(arena_ + off); }
 	const Record *record_at(u32 off) const
@@ -233,14 +277,15 @@ private:
 	u32 max_depth_ = 0;
 	u32 arena_units_ = 0;	/* arena size in 8-byte units, < 2^32 - 1 */
 	u32 nr_shards_ = 0;
-	u32 nr_hit_shards_ = 0;
+	u32 hit_cache_mask_ = 0;	/* entries per CPU hit cache - 1 */
 	u64 hash_and_ = 0;	/* test degradation of the hash */
 	u64 hash_or_ = 0;
 	HashKey key_{};
 	CpuShard *shards_ = nullptr;
 	Atomic<u64> *slots_ = nullptr;
-	Atomic<u32> *index_ = nullptr;
-	Atomic<u32> *hit_counts_ = nullptr;	/* [nr_hit_shards][capacity] */
+	Atomic<u64> *index_ = nullptr;		/* gen << 32 | (offset + 1) */
+	Atomic<u32> *hit_total_ = nullptr;	/* [capacity] */
+	Atomic<u64> *hit_cache_ = nullptr;	/* [nr_shards][hit_cache_mask + 1] */
 	u64 *arena_ = nullptr;
 	void *block_ = nullptr;		/* what fsm_plat_alloc returned */
 	u64 memory_bytes_ = 0;

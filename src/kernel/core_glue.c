@@ -15,12 +15,17 @@
 
 #include "fsm.h"
 
-/* Context: task (may sleep). Returns zeroed memory or NULL. */
+/*
+ * Context: task (may sleep). Returns zeroed memory or NULL. Charged to the
+ * memory cgroup of the task that creates the map (GFP_KERNEL_ACCOUNT), like
+ * other user-triggered kernel allocations; the module's own cap is
+ * memory_budget_mb (main.c).
+ */
 void *fsm_plat_alloc(unsigned long long size)
 {
 	if (size > SIZE_MAX)
 		return NULL;
-	return kvzalloc((size_t)size, GFP_KERNEL | __GFP_NOWARN);
+	return kvzalloc((size_t)size, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 }
 
 void fsm_plat_free(void *p)
@@ -30,7 +35,8 @@ void fsm_plat_free(void *p)
 
 /*
  * Context: any. The core only uses the CPU number to pick a counter shard,
- * so migration right after the read is harmless.
+ * so migration right after the read is harmless. On x86-64 the core reads
+ * it inline instead (platform_kernel.h); main.c checks both agree.
  */
 unsigned int fsm_plat_cpu(void)
 {
@@ -47,6 +53,17 @@ void fsm_plat_yield(void)
 {
 	cond_resched();
 	cpu_relax();
+}
+
+/* Context: task. reset()'s handshake; every kernel inserter is unpreemptible. */
+void fsm_plat_nopreempt_begin(void)
+{
+	preempt_disable();
+}
+
+void fsm_plat_nopreempt_end(void)
+{
+	preempt_enable();
 }
 
 void fsm_plat_random(void *buf, unsigned long long len)

@@ -68,11 +68,26 @@ static_assert(FSM_STACK_ID_NONE == FSM_ID_NONE, "abi.h and fsm_core.h disagree")
 
 /*
  * Frames captured: the map's maximum plus room for the frames trimmed at the
- * top (unwinder, this probe, the tracepoint iterator). 72 * 8 = 576 bytes
- * of stack, well within the 2048-byte frame limit; on-stack so that nested
- * contexts (irq, NMI) never share a buffer.
+ * top (unwinder, this probe, the tracepoint iterator): 72 * 8 = 576 bytes.
+ * Not on the stack (the probe may run in NMI, on a small stack): per CPU,
+ * one buffer per context level that can nest on a CPU (task, softirq, irq,
+ * NMI), the way the kernel's own ftrace_stacks work for stack traces
+ * (kernel/trace/trace.c, __ftrace_trace_stack()). 4 * 576 = 2304 bytes per
+ * CPU for the whole module.
  */
 #define FSM_CAPTURE_DEPTH	(FSM_MAX_KERNEL_DEPTH + 8)
+#define FSM_KSTACK_NESTING	4
+
+struct fsm_kstack {
+	unsigned long ips[FSM_CAPTURE_DEPTH];
+};
+
+struct fsm_kstacks {
+	struct fsm_kstack stacks[FSM_KSTACK_NESTING];
+};
+
+static DEFINE_PER_CPU(struct fsm_kstacks, fsm_kstacks);
+static DEFINE_PER_CPU(int, fsm_kstack_reserve);
 /* Frames of the unwinder itself that may precede our own frames. */
 #define FSM_TRIM_SCAN		8
 
@@ -158,55 +173,30 @@ static __always_inline void fsm_count(local64_t *c)
 }
 
 /*
- * fsm_probe - tracepoint probe attached to each chosen source event.
- * @data: the struct fsm_src
- *
- * Context: any (tracepoint: preemption disabled; irq, softirq, NMI). No
- * lock, no allocation, bounded. Every request that does not produce a
- * record is counted.
+ * fsm_probe_stack - capture, insert and write the record, with @ips a
+ * FSM_CAPTURE_DEPTH buffer reserved for this context level on this CPU.
+ * Context: as fsm_probe().
  */
-static void notrace fsm_probe(void *data)
+static void notrace fsm_probe_stack(struct fsm_src *src, struct fsm_inst *inst,
+				    struct trace_event_file *file,
+				    struct fsm_map *map, struct fsm_inst_pcpu *pc,
+				    unsigned long *ips)
 {
-	unsigned long ips[FSM_CAPTURE_DEPTH];
-	struct fsm_src *src = data;
-	struct fsm_inst *inst = src->inst;
 	struct fsm_insert_result res;
-	struct trace_event_file *file;
-	struct fsm_inst_pcpu *pc;
-	unsigned long sflags;
-	struct fsm_map *map;
 	unsigned int nr, skip, n;
 	struct fsm_rec rec;
 	u32 epoch;
 	int ret;
 
-	/*
-	 * inst->file and inst->map are written before the probe is
-	 * registered; tracepoint_probe_register() publishes the probe with
-	 * rcu_assign_pointer(), which orders them before our call.
-	 */
-	file = READ_ONCE(inst->file);
-	map = READ_ONCE(inst->map);
-	if (unlikely(!file || !map))
-		return;
-	/* Only when the source event is enabled (and not soft-disabled) here */
-	sflags = READ_ONCE(src->file->flags);
-	if (!(sflags & EVENT_FILE_FL_ENABLED) ||
-	    (sflags & EVENT_FILE_FL_SOFT_DISABLED))
-		return;
-	if (trace_trigger_soft_disabled(file))
-		return;
-
-	nr = stack_trace_save(ips, ARRAY_SIZE(ips), 0);
+	nr = stack_trace_save(ips, FSM_CAPTURE_DEPTH, 0);
 	skip = fsm_trim(src, ips, nr);
 	n = nr - skip;
 	rec.flags = 0;
-	if (nr == ARRAY_SIZE(ips) || n > FSM_MAX_KERNEL_DEPTH) {
+	if (nr == FSM_CAPTURE_DEPTH || n > FSM_MAX_KERNEL_DEPTH) {
 		rec.flags |= FSM_SID_F_TRUNCATED;
 		n = min_t(unsigned int, n, FSM_MAX_KERNEL_DEPTH);
 	}
 
-	pc = this_cpu_ptr(inst->pcpu);
 	fsm_count(&pc->requests);
 	if (rec.flags & FSM_SID_F_TRUNCATED)
 		fsm_count(&pc->truncated);
@@ -260,6 +250,61 @@ static void notrace fsm_probe(void *data)
 		fsm_count(&pc->fallbacks);
 }
 
+/*
+ * fsm_probe - tracepoint probe attached to each chosen source event.
+ * @data: the struct fsm_src
+ *
+ * Context: any (tracepoint: preemption disabled; irq, softirq, NMI). No
+ * lock, no allocation, bounded. Every request that does not produce a
+ * record is counted.
+ */
+static void notrace fsm_probe(void *data)
+{
+	struct fsm_src *src = data;
+	struct fsm_inst *inst = src->inst;
+	struct trace_event_file *file;
+	struct fsm_inst_pcpu *pc;
+	unsigned long sflags;
+	struct fsm_map *map;
+	int level;
+
+	/*
+	 * inst->file and inst->map are written before the probe is
+	 * registered; tracepoint_probe_register() publishes the probe with
+	 * rcu_assign_pointer(), which orders them before our call.
+	 */
+	file = READ_ONCE(inst->file);
+	map = READ_ONCE(inst->map);
+	if (unlikely(!file || !map))
+		return;
+	/* Only when the source event is enabled (and not soft-disabled) here */
+	sflags = READ_ONCE(src->file->flags);
+	if (!(sflags & EVENT_FILE_FL_ENABLED) ||
+	    (sflags & EVENT_FILE_FL_SOFT_DISABLED))
+		return;
+	if (trace_trigger_soft_disabled(file))
+		return;
+
+	pc = this_cpu_ptr(inst->pcpu);
+	/*
+	 * Reserve this context level's buffer, as __ftrace_trace_stack()
+	 * does. Preemption is off (tracepoint), so we stay on this CPU. The
+	 * increment is a single CPU-local instruction: an interrupt or NMI
+	 * sees the value before or after it, and one that came in between
+	 * has restored it when it returns. barrier() keeps the compiler from
+	 * moving buffer accesses outside the reservation.
+	 */
+	level = __this_cpu_inc_return(fsm_kstack_reserve) - 1;
+	barrier();
+	if (likely(level < FSM_KSTACK_NESTING))
+		fsm_probe_stack(src, inst, file, map, pc,
+				this_cpu_ptr(&fsm_kstacks)->stacks[level].ips);
+	else
+		fsm_count(&pc->nested);	/* deeper than task/softirq/irq/NMI */
+	barrier();
+	__this_cpu_dec(fsm_kstack_reserve);
+}
+
 /**
  * fsm_src_attach_locked - attach the probe to a source event's tracepoint.
  * @src: source of an instance that is recording
@@ -308,6 +353,44 @@ static void fsm_detach_all_locked(struct fsm_inst *inst)
 
 	list_for_each_entry(src, &inst->sources, list)
 		fsm_src_detach_locked(src);
+}
+
+/**
+ * fsm_inst_prepare_map - create @inst's stack map before recording starts.
+ * @inst: instance
+ *
+ * options/stackmap calls it before it enables the event, so that the map
+ * (up to hundreds of MiB at bits=20) is allocated and zeroed without any
+ * global lock held; the REGISTER callback, which runs under event_mutex,
+ * then finds it. (Enabling events/stackmap/stack_id directly still
+ * allocates there, see fsm_map_alloc_locked().)
+ * Context: task, no lock held.
+ * Return: 0, or the error of fsm_map_new() (-ENOMEM past memory_budget_mb).
+ */
+int fsm_inst_prepare_map(struct fsm_inst *inst)
+{
+	struct fsm_map_params p = {
+		.bits = fsm_bits,
+		.max_depth = FSM_MAX_KERNEL_DEPTH,
+	};
+	struct fsm_map *map;
+	u32 gen;
+
+	if (smp_load_acquire(&inst->map))	/* pairs with the stores below */
+		return 0;
+	map = fsm_map_new(&p, fsm_inst_label(inst), "stack map", &gen);
+	if (IS_ERR(map))
+		return PTR_ERR(map);
+	mutex_lock(&fsm_mutex);
+	if (!inst->map) {
+		inst->gen = gen;
+		/* Pairs with smp_load_acquire() above and in nodes.c. */
+		smp_store_release(&inst->map, map);
+		map = NULL;
+	}
+	mutex_unlock(&fsm_mutex);
+	fsm_map_free(map);	/* another writer was first */
+	return 0;
 }
 
 static int fsm_map_alloc_locked(struct fsm_inst *inst)

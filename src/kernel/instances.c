@@ -104,10 +104,8 @@ static void fsm_inst_release(struct kref *ref)
 	tracepoint_synchronize_unregister();
 	list_splice_init(&inst->sources, &srcs);
 	fsm_sources_free(&srcs);
-	if (inst->map)
-		fsm_map_destroy(inst->map);
-	if (inst->umap)
-		fsm_map_destroy(inst->umap);	/* user stacks (ustack.c) */
+	fsm_map_free(inst->map);
+	fsm_map_free(inst->umap);	/* user stacks (ustack.c) */
 	free_percpu(inst->pcpu);
 	dput(inst->dir);
 	kfree(inst->name);

@@ -618,6 +618,7 @@ static int fsm_stat_show(struct seq_file *m, void *v)
 	seq_printf(m, "truncated: %llu\n", FSM_PCPU(inst, truncated));
 	seq_printf(m, "records_lost: %llu\n", FSM_PCPU(inst, lost));
 	seq_printf(m, "inline_lost: %llu\n", FSM_PCPU(inst, inline_lost));
+	seq_printf(m, "nested_dropped: %llu\n", FSM_PCPU(inst, nested));
 	fsm_ustack_stat_show(m, inst);	/* user stacks (ustack.c) */
 	return 0;
 }
@@ -855,7 +856,10 @@ static ssize_t fsm_opt_write(struct file *file, const char __user *ubuf,
 				    fsm_inst_label(inst));
 		return -EINVAL;
 	}
-	ret = fsm_inst_set_recording(inst, on);
+	/* The map is allocated and zeroed here, outside every lock. */
+	ret = on ? fsm_inst_prepare_map(inst) : 0;
+	if (!ret)
+		ret = fsm_inst_set_recording(inst, on);
 	return ret ? ret : cnt;
 }
 

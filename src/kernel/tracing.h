@@ -72,6 +72,7 @@ struct fsm_inst_pcpu {
 	local64_t truncated;	/* stacks deeper than FSM_MAX_KERNEL_DEPTH */
 	local64_t lost;		/* records the ring buffer refused */
 	local64_t inline_lost;	/* ... of which should have carried a stack */
+	local64_t nested;	/* probe nested deeper than the per-CPU buffers */
 };
 
 /* The nodes of an instance. */
@@ -196,6 +197,7 @@ void fsm_events_exit(void);
 int fsm_src_attach_locked(struct fsm_src *src);
 void fsm_src_detach_locked(struct fsm_src *src);
 void fsm_write_reset_record(struct fsm_inst *inst, u32 gen);
+int fsm_inst_prepare_map(struct fsm_inst *inst);
 int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
 
 /* sources.c */

@@ -265,6 +265,78 @@ Scaling scaling(u64 ops, F &&op)
 	return {two / one, 1 / one, 2 / two};
 }
 
+/*
+ * Reset under load (issue 8, item 16). One inserter thread per other CPU
+ * (at least one) inserts Zipf-distributed stacks of @set into a bits=@bits
+ * map without pause, most of them hits; the main thread resets the map
+ * @resets times. Each inserter records when inserts dropped with
+ * FSM_DROP_RESETTING. Per reset, the drop window is the time from the first
+ * to the last such drop (0 if none).
+ */
+struct ResetResult {
+	double window_us_max;		/* worst drop window of all resets */
+	double window_us_median;
+	double drops_per_reset;		/* mean RESETTING drops per reset */
+	double reset_call_us_median;	/* fsm_map_reset() call, scrub included */
+};
+
+ResetResult bench_reset(unsigned bits, const StackSet &set, const std::vector<unsigned> &seq,
+			unsigned resets)
+{
+	fsm_map *m = make_ours(bits);
+	const unsigned nthreads = std::max(1u, std::thread::hardware_concurrency() - 1);
+	std::atomic<bool> stop{false};
+	std::atomic<long long> first{-1}, last{-1};
+	std::atomic<u64> drops{0};
+	const auto t0 = Clock::now();
+	auto now_ns = [&] {
+		return (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
+			Clock::now() - t0).count();
+	};
+
+	std::vector<std::thread> th;
+	for (unsigned t = 0; t < nthreads; t++)
+		th.emplace_back([&, t] {
+			pin_to_cpu(t + 1);
+			size_t i = t * 977;
+			while (!stop.load(std::memory_order_relaxed)) {
+				const unsigned k = seq[i++ % seq.size()];
+				fsm_insert_result res;
+				if (fsm_map_insert(m, set.ips(k), set.nr[k], 0, &res) ==
+				    -FSM_DROP_RESETTING) {
+					const long long ns = now_ns();
+					long long f = -1;
+					first.compare_exchange_strong(f, ns);
+					last.store(ns);
+					drops.fetch_add(1);
+				}
+			}
+		});
+
+	std::vector<double> windows, calls;
+	std::this_thread::sleep_for(std::chrono::milliseconds(20));	/* warm */
+	for (unsigned r = 0; r < resets; r++) {
+		first.store(-1);
+		last.store(-1);
+		const auto c0 = Clock::now();
+		fsm_map_reset(m);
+		calls.push_back(std::chrono::duration<double, std::micro>(Clock::now() - c0).count());
+		/* Let inserters that dropped report, and refill the map. */
+		std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		const long long f = first.load(), l = last.load();
+		windows.push_back(f < 0 ? 0.0 : (l - f) / 1000.0);
+	}
+	stop.store(true);
+	for (auto &x : th)
+		x.join();
+	fsm_map_destroy(m);
+
+	std::sort(windows.begin(), windows.end());
+	std::sort(calls.begin(), calls.end());
+	return {windows.back(), windows[windows.size() / 2], double(drops.load()) / resets,
+		calls[calls.size() / 2]};
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -387,11 +459,9 @@ int main(int argc, char **argv)
 		struct fsm_map_stats st{};
 		fsm_map_stats(m, &st);
 		double arena = double(st.arena_used) / smix.size();
-		/* Slots (2 per id), index entry and per-stack hit counters,
-		 * amortised over a full map. */
-		double table = (8.0 * st.table_slots + 4.0 * st.capacity) / st.capacity;
-		unsigned hit_shards = std::min(std::thread::hardware_concurrency(), 8u);
-		table += 4.0 * hit_shards;
+		/* Everything but the arena (slots, index, hit counts, per-CPU
+		 * shards and hit caches), amortised over a full map. */
+		double table = double(st.memory_bytes - st.arena_size) / st.capacity;
 		printf("bytes_per_stack=%.1f\n", arena);
 		printf("bytes_per_stack_with_table=%.1f\n", arena + table);
 		printf("memory_bytes_bits14=%llu\n", st.memory_bytes);
@@ -402,6 +472,16 @@ int main(int argc, char **argv)
 		printf("seed_memory_bytes_bits14=%zu\n",
 		       sm.table_bytes() + size_t(sm.capacity()) * seed::Map::kEltSlabBytes);
 		fsm_map_destroy(m);
+	}
+
+	/* 5. Reset under load: how long inserts drop with RESETTING. */
+	for (unsigned bits : {14u, 20u}) {
+		const unsigned resets = g_quick ? 5 : 30;
+		ResetResult rr = bench_reset(bits, smix, seq, resets);
+		printf("reset_drop_window_us_bits%u=%.1f\n", bits, rr.window_us_max);
+		printf("reset_drop_window_us_median_bits%u=%.1f\n", bits, rr.window_us_median);
+		printf("reset_drops_per_reset_bits%u=%.1f\n", bits, rr.drops_per_reset);
+		printf("reset_call_us_bits%u=%.1f\n", bits, rr.reset_call_us_median);
 	}
 	return g_sink.load() == 42 ? 1 : 0;
 }
