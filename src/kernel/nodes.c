@@ -33,6 +33,7 @@
 #include <linux/kstrtox.h>
 #include <linux/math64.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -659,14 +660,26 @@ static const struct file_operations fsm_stat_fops = {
 
 /* ---- stack_map_events ---- */
 
-/* Longest partial token carried from one write() to the next. */
-#define FSM_EV_PENDING		256
+/*
+ * Longest text held across write() calls (an unfinished last token and
+ * the rest of its write, see fsm_events_write()): the limit of one
+ * fsm_sources_update() call.
+ */
+#define FSM_EV_HELD		4096
 
+/*
+ * The write context of one open file. Writes of one open file can run in
+ * parallel: write(2) takes no f_pos_lock when the file has one user, and
+ * io_uring's workers of different tasks take none at all. @lock serialises
+ * them; every field below it is read and written only under it (and by
+ * release, when no write can run any more).
+ */
 struct fsm_ev_ctx {
 	struct fsm_inst *inst;
-	bool replace;	/* O_TRUNC open: the first text replaces the set */
-	size_t len;
-	char pending[FSM_EV_PENDING];
+	struct mutex lock;
+	bool replace;	/* O_TRUNC open, nothing applied yet: the text replaces the set */
+	size_t len;	/* bytes held in @held */
+	char held[FSM_EV_HELD + 1];
 };
 
 static int fsm_events_show(struct seq_file *m, void *v)
@@ -689,6 +702,7 @@ static int fsm_events_open(struct inode *inode, struct file *file)
 		kfree(c);
 		return -ENODEV;
 	}
+	mutex_init(&c->lock);
 	c->replace = (file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC);
 	ret = single_open(file, fsm_events_show, c);
 	if (ret) {
@@ -704,87 +718,92 @@ static bool fsm_is_sep(char c)
 }
 
 /*
- * A write applies all its tokens or none. A last token not ended by a
- * separator is applied with the write when it names an event exactly or
- * cannot become valid ("nosuch:x": the write fails); one that more text
- * could still complete (fsm_sources_classify(): "sched:sched_sw", "sched"
- * which could become "sched:...") waits for the next write or for close,
- * so that writes of any size (dd bs=1) give the same result. An error found
- * at close can only be reported in dmesg.
+ * Apply @text (NUL-terminated) as one whole: every token or none.
+ * Context: task, c->lock held.
+ */
+static int fsm_events_apply(struct fsm_ev_ctx *c, const char *text)
+{
+	int ret;
+
+	lockdep_assert_held(&c->lock);
+	ret = fsm_sources_update(c->inst, text,
+				 c->replace ? FSM_SRC_REPLACE : 0);
+	c->len = 0;
+	/*
+	 * Applied: later writes of this open add to the set. Refused: the set
+	 * is as it was before, and stays so (a refused "echo ... >" does not
+	 * clear it at close either).
+	 */
+	c->replace = false;
+	return ret;
+}
+
+/*
+ * The unit of a change is the write() call: the set changes by all of its
+ * tokens or not at all. A write whose last token is unfinished, i.e. not
+ * ended by a separator while more text could still make it valid
+ * (fsm_sources_classify(): "sched:sched_sw", or "sched" which could become
+ * "sched:..."), is held whole (nothing of it is applied) and applied
+ * together with the next write() of this open file, or at close; so any
+ * write size (dd bs=1) gives the same result, and a held text that turns
+ * out invalid changes nothing. An error found at close can only be
+ * reported in dmesg. After a refused write, the set is exactly what it was
+ * before the write and the held text is dropped.
  */
 static ssize_t fsm_events_write(struct file *file, const char __user *ubuf,
 				size_t cnt, loff_t *ppos)
 {
 	struct fsm_ev_ctx *c = ((struct seq_file *)file->private_data)->private;
-	size_t total, cut, rest;
-	unsigned int mode;
+	size_t total, cut, i;
 	bool blank = true;
 	char *text;
 	int ret = 0;
-	size_t i;
 
-	if (cnt > 4096) {
-		pr_warn_ratelimited("stack_map_events: write of %zu bytes, at most 4096\n",
-				    cnt);
+	if (cnt > FSM_EV_HELD) {
+		pr_warn_ratelimited("stack_map_events: write of %zu bytes, at most %d\n",
+				    cnt, FSM_EV_HELD);
 		return -EINVAL;
 	}
+	mutex_lock(&c->lock);
+	/* c->len is stable from here on: no other write of this file runs */
 	total = c->len + cnt;
-	text = kmalloc(total + 1, GFP_KERNEL);
-	if (!text)
-		return -ENOMEM;
-	memcpy(text, c->pending, c->len);
+	if (total > FSM_EV_HELD) {
+		pr_warn_ratelimited("stack_map_events: unfinished text longer than %d bytes\n",
+				    FSM_EV_HELD);
+		ret = -EINVAL;
+		goto drop;
+	}
+	text = c->held;
 	if (copy_from_user(text + c->len, ubuf, cnt)) {
-		kfree(text);
-		return -EFAULT;
+		ret = -EFAULT;
+		goto drop;
 	}
 	text[total] = '\0';
 	if (strnlen(text, total) != total) {
 		pr_warn_ratelimited("stack_map_events: NUL byte in the text\n");
 		ret = -EINVAL;
-		goto out;
+		goto drop;
 	}
 
 	for (cut = total; cut && !fsm_is_sep(text[cut - 1]); cut--)
 		;
-	rest = total - cut;
-	for (i = 0; i < cut; i++)
+	if (cut < total &&
+	    fsm_sources_classify(c->inst, text + cut) == FSM_TOK_PREFIX) {
+		/* unfinished last token: hold everything, apply nothing yet */
+		c->len = total;
+		goto out;
+	}
+	for (i = 0; i < total; i++)
 		blank &= fsm_is_sep(text[i]);
-	mode = c->replace ? FSM_SRC_REPLACE : 0;
-
-	if (rest) {
-		if (fsm_sources_classify(c->inst, text + cut) != FSM_TOK_PREFIX) {
-			ret = fsm_sources_update(c->inst, text, mode);
-			if (!ret) {
-				c->replace = false;
-				c->len = 0;
-			}
-			goto out;
-		}
-		if (rest >= FSM_EV_PENDING) {
-			pr_warn_ratelimited("stack_map_events: token longer than %d bytes\n",
-					    FSM_EV_PENDING - 1);
-			ret = -EINVAL;
-			goto out;
-		}
-		/* keep the unfinished token; apply what is complete */
-	}
-	if (!blank || (cut && c->replace)) {
-		/* "echo > stack_map_events": O_TRUNC + blank text clears */
-		char save = text[cut];
-
-		text[cut] = '\0';
-		ret = fsm_sources_update(c->inst, text, mode);
-		text[cut] = save;
-		if (ret)
-			goto out;
-		c->replace = false;
-	}
-	memcpy(c->pending, text + cut, rest);
-	c->len = rest;
-out:
+	/* "echo > stack_map_events": O_TRUNC + blank text clears */
+	if (!blank || c->replace)
+		ret = fsm_events_apply(c, text);
+drop:
+	c->len = 0;
 	if (ret)
-		c->len = 0;
-	kfree(text);
+		c->replace = false;	/* refused: the old set stays */
+out:
+	mutex_unlock(&c->lock);
 	return ret ? ret : cnt;
 }
 
@@ -793,15 +812,18 @@ static int fsm_events_release(struct inode *inode, struct file *file)
 	struct fsm_ev_ctx *c = ((struct seq_file *)file->private_data)->private;
 	int ret;
 
+	/* the last reference: no write can run, the lock is for lockdep */
+	mutex_lock(&c->lock);
 	if (c->len || c->replace) {
-		/* last token without a separator, or an O_TRUNC open alone */
-		c->pending[c->len] = '\0';
-		ret = fsm_sources_update(c->inst, c->pending,
-					 c->replace ? FSM_SRC_REPLACE : 0);
+		/* held text, or an O_TRUNC open without any write */
+		c->held[c->len] = '\0';
+		ret = fsm_events_apply(c, c->held);
 		if (ret)
-			pr_warn_ratelimited("stack_map_events: '%.64s' at close: error %d\n",
-					    c->pending, ret);
+			pr_warn_ratelimited("stack_map_events: '%.64s' at close: error %d, set unchanged\n",
+					    c->held, ret);
 	}
+	mutex_unlock(&c->lock);
+	mutex_destroy(&c->lock);
 	fsm_inst_put(c->inst);
 	kfree(c);
 	return single_release(inode, file);
