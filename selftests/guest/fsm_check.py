@@ -27,6 +27,11 @@ Each check prints "ok - LABEL: what" or "not ok - LABEL: what # why" lines
                             the map was empty; "full": the map overflowed
   tracefmt TRACE MIN        TRACE (trace or trace-cmd report) holds >= MIN
                             stack_id records, all parsed, flags and ips agree
+  kaddr BIN shown|hidden [REF]
+                            kernel addresses shown (flag HIDDEN clear, every
+                            ip and ref_symbol_addr non-zero) or hidden (flag
+                            set, all of them 0; with REF, a read of the same
+                            map that showed them: same ids, hits and depths)
   dump BIN                  print the binary file (for humans)
 
 TRACE is the text of a tracefs "trace" file or of "trace-cmd report".
@@ -337,6 +342,29 @@ def cmd_tracefmt(c, path, minimum):
     c.eq("stack_id records: flags agree with ips", tc["bad"], 0)
 
 
+def cmd_kaddr(c, path, mode, ref=None):
+    hdr, stacks = read_bin(path)
+    ips = [ip for _, _, s in stacks for ip in s]
+    c.ok("bin holds stacks", len(stacks) > 0)
+    hidden = hdr["hidden"]
+    if mode == "shown":
+        c.ok("flag HIDDEN clear", not hidden, "flags 0x%x" % hdr["flags"])
+        c.ok("ref_symbol_addr and every ip non-zero",
+             hdr["ref_symbol_addr"] != 0 and all(ips),
+             "ref 0x%x, %d zero ips" % (hdr["ref_symbol_addr"],
+                                        ips.count(0)))
+        return
+    c.ok("flag HIDDEN set", hidden, "flags 0x%x" % hdr["flags"])
+    c.eq("ref_symbol_addr hidden", hdr["ref_symbol_addr"], 0)
+    c.ok("every ip hidden (0)", not any(ips),
+         "%d of %d non-zero" % (len(ips) - ips.count(0), len(ips)))
+    if ref:
+        _, rstacks = read_bin(ref)
+        c.eq("same ids, hits and depths as the read that shows addresses",
+             [(i, h, len(s)) for i, h, s in stacks],
+             [(i, h, len(s)) for i, h, s in rstacks])
+
+
 def cmd_dump(c, path):
     hdr, stacks = read_bin(path)
     for k, v in hdr.items():
@@ -348,7 +376,7 @@ def cmd_dump(c, path):
 
 CMDS = dict(bin=cmd_bin, symcheck=cmd_symcheck, order=cmd_order,
             selfcontained=cmd_selfcontained, consistent=cmd_consistent,
-            tracefmt=cmd_tracefmt, dump=cmd_dump)
+            tracefmt=cmd_tracefmt, kaddr=cmd_kaddr, dump=cmd_dump)
 
 
 def main():

@@ -17,6 +17,11 @@
  * inode. Every fops has .owner = THIS_MODULE: an open node keeps the
  * module loaded (rmmod fails with EBUSY).
  *
+ * Kernel addresses (stack_map_bin's ips and ref_symbol_addr, frames of
+ * stack_map that resolve to no symbol) follow the policy of /proc/kallsyms:
+ * decided at open from the opener's credentials (fsm_compat_show_kaddr()),
+ * zeros for a reader who may not see them.
+ *
  * Readers of the map take inst->map_rwsem for reading in each read() call
  * (seq_file start/stop); a reset takes it for writing. A reader works on a
  * snapshot taken at open: the generation and the number of ids. Records are
@@ -29,6 +34,7 @@
 #include <linux/ctype.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/kstrtox.h>
 #include <linux/math64.h>
@@ -78,8 +84,10 @@ struct fsm_reader {
 	u32 unr;		/* user ids [0, unr) belong to the snapshot */
 	bool bin;		/* stack_map_bin (positions shifted by the header) */
 	bool partial;		/* bin: ids from nr (or unr) on were unpublished */
+	bool kaddr;		/* the opener may see kernel addresses */
 	loff_t total;		/* positions */
 	struct fsm_fileid_info fi;	/* scratch: one file table entry */
+	char sym[KSYM_SYMBOL_LEN];	/* scratch: one symbolized frame */
 };
 
 /* Kinds of positions (fsm_reader_what()). */
@@ -143,7 +151,8 @@ static u32 fsm_reader_count(struct fsm_map *map, bool prefix, bool *partial)
 	return id;
 }
 
-static struct fsm_reader *fsm_reader_open(struct inode *inode, bool bin)
+static struct fsm_reader *fsm_reader_open(struct inode *inode,
+					   struct file *file, bool bin)
 {
 	struct fsm_reader *r;
 
@@ -156,6 +165,8 @@ static struct fsm_reader *fsm_reader_open(struct inode *inode, bool bin)
 		return ERR_PTR(-ENODEV);
 	}
 	r->bin = bin;
+	/* decided at open from the opener's credentials, as /proc/kallsyms */
+	r->kaddr = fsm_compat_show_kaddr(file);
 	down_read(&r->inst->map_rwsem);
 	/*
 	 * Pairs with smp_store_release() in fsm_map_alloc_locked() (events.c)
@@ -227,7 +238,7 @@ static struct fsm_reader *fsm_reader_seq_open(struct inode *inode,
 	struct fsm_reader *r;
 	int ret;
 
-	r = fsm_reader_open(inode, bin);
+	r = fsm_reader_open(inode, file, bin);
 	if (IS_ERR(r))
 		return r;
 	ret = seq_open(file, ops);
@@ -251,8 +262,14 @@ static void fsm_show_kstack(struct seq_file *m, struct fsm_reader *r, u32 id)
 	if (fsm_map_lookup_id(r->map, id, &ips, &nr, &hits))
 		return;		/* handed out, not yet published */
 	seq_printf(m, "stack_id %u [hits %llu, depth %u]\n", id, hits, nr);
-	for (i = 0; i < nr; i++)
-		seq_printf(m, "  [%u] %pS\n", i, (void *)(unsigned long)ips[i]);
+	for (i = 0; i < nr; i++) {
+		/* as "%pS": symbol+offset/size, or the bare address if none */
+		sprint_symbol(r->sym, (unsigned long)ips[i]);
+		if (!r->kaddr && !strncmp(r->sym, "0x", 2))
+			seq_printf(m, "  [%u] 0x%016x\n", i, 0);
+		else
+			seq_printf(m, "  [%u] %s\n", i, r->sym);
+	}
 }
 
 /* One user frame: path+0xoffset, [vdso]+0xoffset, [anon] 0xaddress... */
@@ -414,9 +431,10 @@ static void fsm_bin_header(struct seq_file *m, struct fsm_reader *r)
 	h.generation = cpu_to_le32(r->gen);
 	h.bits = cpu_to_le32(fsm_bits);
 	h.flags = cpu_to_le32(FSMB_F_KERNEL | (r->partial ? FSMB_F_PARTIAL : 0) |
-			      (r->umap ? FSMB_F_USER : 0));
+			      (r->umap ? FSMB_F_USER : 0) |
+			      (r->kaddr ? 0 : FSMB_F_HIDDEN));
 	h.max_depth = cpu_to_le32(FSM_MAX_KERNEL_DEPTH);
-	h.ref_symbol_addr = cpu_to_le64((unsigned long)&schedule);
+	h.ref_symbol_addr = cpu_to_le64(r->kaddr ? (unsigned long)&schedule : 0);
 	strscpy(h.instance, name, sizeof(h.instance));
 	h.nr_ustacks = cpu_to_le32(r->unr);
 	h.ugeneration = cpu_to_le32(r->umap ? r->ugen : 0);
@@ -442,7 +460,7 @@ static int fsm_bin_kstack(struct seq_file *m, struct fsm_reader *r, u32 id)
 	e.hits = cpu_to_le32(min_t(unsigned long long, hits, U32_MAX));
 	seq_write(m, &e, sizeof(e));
 	for (i = 0; i < nr; i++) {
-		ip = cpu_to_le64(ips[i]);
+		ip = cpu_to_le64(r->kaddr ? ips[i] : 0);
 		seq_write(m, &ip, sizeof(ip));
 	}
 	return 0;
