@@ -47,7 +47,11 @@ for D in "$T" "$T/instances/atomic"; do
 	check "$L '>>' 'sched:sched_switch sched:sched_switc' (held to close)" \
 		wra "$E" 'sched:sched_switch sched:sched_switc'
 	check_eq "$L ... refused at close: set unchanged" "$(<"$E")" "$OLD"
-	check_eq "$L ... one dmesg line" "$(kmsg_since | count_ours)" 1
+	# no write can fail any more: the reason, then what happened at close
+	check_eq "$L ... two dmesg lines (why, and 'at close ... set unchanged')" \
+		"$(kmsg_since | count_ours)" 2
+	check "$L ... the second says the set is unchanged" \
+		eval "kmsg_since | grep -q 'at close: error -22, set unchanged'"
 	check "$L '>' 'sched:sched_switch sched:sched_switc' (held to close)" \
 		wr "$E" 'sched:sched_switch sched:sched_switc'
 	check_eq "$L ... refused at close: old set, not cleared" \
