@@ -94,7 +94,6 @@
 #define FSMB_VERSION		4
 #define FSMB_INSTANCE_LEN	64
 
-/* Header flags */
 /*
  * Header flags.
  * KERNEL:  the ips are kernel text addresses
@@ -103,10 +102,14 @@
  *          again later)
  * USER:    the instance has a user stack map (options/stackmap_user was
  *          set): the user sections describe it
+ * HIDDEN:  the reader's credentials may not see kernel addresses (the
+ *          policy of /proc/kallsyms, decided at open): every kernel ip and
+ *          ref_symbol_addr are 0; ids, depths and hits are as usual
  */
 #define FSMB_F_KERNEL		0x1
 #define FSMB_F_PARTIAL		0x2
 #define FSMB_F_USER		0x4
+#define FSMB_F_HIDDEN		0x8
 
 /*
  * ref_symbol_addr is the run-time address of the kernel function
@@ -124,7 +127,7 @@ struct fsmb_header {
 	__le32 bits;		/* capacity exponent of the map */
 	__le32 flags;		/* FSMB_F_* */
 	__le32 max_depth;	/* FSM_MAX_DEPTH */
-	__le64 ref_symbol_addr;	/* address of FSMB_REF_SYMBOL */
+	__le64 ref_symbol_addr;	/* address of FSMB_REF_SYMBOL, 0 if HIDDEN */
 	char instance[FSMB_INSTANCE_LEN];	/* NUL-padded; "" = top level */
 	/* version >= 4 */
 	__le32 nr_ustacks;	/* user stack entries after the kernel ones */

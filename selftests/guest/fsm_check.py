@@ -27,6 +27,11 @@ Each check prints "ok - LABEL: what" or "not ok - LABEL: what # why" lines
                             the map was empty; "full": the map overflowed
   tracefmt TRACE MIN        TRACE (trace or trace-cmd report) holds >= MIN
                             stack_id records, all parsed, flags and ips agree
+  kaddr BIN shown|hidden [REF]
+                            kernel addresses shown (flag HIDDEN clear, every
+                            ip and ref_symbol_addr non-zero) or hidden (flag
+                            set, all of them 0; with REF, a read of the same
+                            map that showed them: same ids, hits and depths)
   dump BIN                  print the binary file (for humans)
 
 TRACE is the text of a tracefs "trace" file or of "trace-cmd report".
@@ -60,6 +65,35 @@ def read_bin(path):
     """The kernel part of stack_map_bin: (header dict, [(id, hits, ips)])."""
     hdr, kstacks, _, _ = fsmb.read_bin(path)
     return hdr, kstacks
+
+
+_ksyms = {}
+
+
+def kallsyms(path="/proc/kallsyms"):
+    """Text symbols of PATH: (sorted addresses, [set of names per address])."""
+    if path not in _ksyms:
+        syms = []
+        for line in open(path):
+            parts = line.split()
+            if len(parts) < 3 or parts[1] not in "tTwW":
+                continue
+            a = int(parts[0], 16)
+            if a:
+                syms.append((a, parts[2]))
+        syms.sort()
+        # several names can share an address (aliases): keep them all
+        addrs, names = [], []
+        for a, n in syms:
+            if addrs and addrs[-1] == a:
+                names[-1].add(n)
+            else:
+                addrs.append(a)
+                names.append({n})
+        if not addrs:
+            raise Bad("%s: no symbol with an address (read as root?)" % path)
+        _ksyms[path] = (addrs, names)
+    return _ksyms[path]
 
 
 def parse_stack_map(path):
@@ -337,6 +371,29 @@ def cmd_tracefmt(c, path, minimum):
     c.eq("stack_id records: flags agree with ips", tc["bad"], 0)
 
 
+def cmd_kaddr(c, path, mode, ref=None):
+    hdr, stacks = read_bin(path)
+    ips = [ip for _, _, s in stacks for ip in s]
+    c.ok("bin holds stacks", len(stacks) > 0)
+    hidden = hdr["hidden"]
+    if mode == "shown":
+        c.ok("flag HIDDEN clear", not hidden, "flags 0x%x" % hdr["flags"])
+        c.ok("ref_symbol_addr and every ip non-zero",
+             hdr["ref_symbol_addr"] != 0 and all(ips),
+             "ref 0x%x, %d zero ips" % (hdr["ref_symbol_addr"],
+                                        ips.count(0)))
+        return
+    c.ok("flag HIDDEN set", hidden, "flags 0x%x" % hdr["flags"])
+    c.eq("ref_symbol_addr hidden", hdr["ref_symbol_addr"], 0)
+    c.ok("every ip hidden (0)", not any(ips),
+         "%d of %d non-zero" % (len(ips) - ips.count(0), len(ips)))
+    if ref:
+        _, rstacks = read_bin(ref)
+        c.eq("same ids, hits and depths as the read that shows addresses",
+             [(i, h, len(s)) for i, h, s in stacks],
+             [(i, h, len(s)) for i, h, s in rstacks])
+
+
 def cmd_dump(c, path):
     hdr, stacks = read_bin(path)
     for k, v in hdr.items():
@@ -348,7 +405,7 @@ def cmd_dump(c, path):
 
 CMDS = dict(bin=cmd_bin, symcheck=cmd_symcheck, order=cmd_order,
             selfcontained=cmd_selfcontained, consistent=cmd_consistent,
-            tracefmt=cmd_tracefmt, dump=cmd_dump)
+            tracefmt=cmd_tracefmt, kaddr=cmd_kaddr, dump=cmd_dump)
 
 
 def main():
@@ -365,7 +422,7 @@ def main():
         c = Check(words[0])
         try:
             CMDS[words[1]](c, *words[2:])
-        except (OSError, TypeError, ValueError, KeyError) as e:
+        except Exception as e:  # a broken check fails, the others still run
             c.ok(words[1], False, "%s: %s" % (type(e).__name__, e))
         failed += c.failed
         sys.stdout.flush()

@@ -34,6 +34,8 @@ FILE = struct.Struct("<QIHBB")
 OFF_MASK = (1 << 56) - 1
 UFR_ANON, UFR_VDSO, UFR_NOVMA, UFR_SPECIAL = 1 << 56, 1 << 57, 1 << 58, 1 << 59
 USF_IA32, USF_LATE, USF_TRUNC = 0x1, 0x2, 0x4
+# header flags (FSMB_F_*); HIDDEN: kernel ips and ref_symbol_addr are 0
+F_KERNEL, F_PARTIAL, F_USER, F_HIDDEN = 0x1, 0x2, 0x4, 0x8
 USF_INLINE, USF_FALLBACK, USF_NEW, USF_RESET = 0x8, 0x10, 0x20, 0x40
 ID_NONE = 0xFFFFFFFF
 CHAIN = ["ustack_f6", "ustack_f5", "ustack_f4", "ustack_f3", "ustack_f2",
@@ -89,7 +91,8 @@ def read_bin(path):
     if uesize < UENT.size or res:
         raise Bad("ustack_entry_size %d reserved %d" % (uesize, res))
     hdr = dict(version=version, nr_stacks=nr, generation=gen, bits=bits,
-               flags=flags, max_depth=maxd, ref_symbol_addr=ref,
+               flags=flags, hidden=bool(flags & F_HIDDEN),
+               max_depth=maxd, ref_symbol_addr=ref,
                instance=inst.rstrip(b"\0").decode(), nr_ustacks=unr,
                ugeneration=ugen, ubits=ubits, umax_frames=umax)
     off = hsize

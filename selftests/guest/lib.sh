@@ -147,16 +147,21 @@ wait_for() {
 later() { echo "$*" >>"$_later"; }
 
 run_later() {
-	local l
+	local l rc bad=0
 	[ -s "$_later" ] || return 0
 	diag "running $(lines "$_later") saved checks (python)"
+	$PY -S "$HERE/fsm_check.py" <"$_later" >"$TMPD/later.out" 2>&1
+	rc=$?
 	while IFS= read -r l; do
 		case $l in
 		"ok - "*) ok "${l#ok - }" ;;
-		"not ok - "*) nok "${l#not ok - }" ;;
-		*) echo "$l" ;;
+		"not ok - "*) nok "${l#not ok - }"; bad=1 ;;
+		"#"*) echo "$l" ;;
+		*) echo "# $l" ;;	# a traceback, say
 		esac
-	done < <($PY -S "$HERE/fsm_check.py" <"$_later" 2>&1)
+	done <"$TMPD/later.out"
+	# a crash (or any failure without a "not ok" line) fails too
+	[ "$rc" = 0 ] || [ $bad = 1 ] || nok "fsm_check.py exited with $rc"
 	: >"$_later"
 }
 

@@ -5,6 +5,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/build_bug.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/dcache.h>
 #include <linux/debugfs.h>
 #include <linux/err.h>
@@ -14,6 +16,7 @@
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/namei.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/trace_events.h>
@@ -48,6 +51,11 @@ static_assert(__same_type(&tracefs_create_file,
 static_assert(__same_type(&tracefs_remove, void (*)(struct dentry *)),
 	      "tracefs_remove() changed its prototype: adapt compat.c");
 
+#ifdef CONFIG_KALLSYMS
+static_assert(__same_type(&kallsyms_show_value, bool (*)(const struct cred *)),
+	      "kallsyms_show_value() changed its prototype: adapt compat.c");
+#endif /* CONFIG_KALLSYMS */
+
 /* Fields read by this file (see compat.h); a rename breaks the build here. */
 static_assert(__same_type(((struct trace_event_file *)NULL)->dir,
 			  struct dentry *),
@@ -60,6 +68,9 @@ static typeof(tracefs_create_file) *fsm_tracefs_create_file;
 static typeof(tracefs_remove) *fsm_tracefs_remove;
 static struct dentry *fsm_debugfs_root;
 static const char *fsm_debugfs_why;
+#ifdef CONFIG_KALLSYMS
+static typeof(kallsyms_show_value) *fsm_kallsyms_show_value;
+#endif /* CONFIG_KALLSYMS */
 
 #ifdef CONFIG_KPROBES
 /*
@@ -135,6 +146,9 @@ int fsm_compat_init(bool force_debugfs)
 {
 	void *create = NULL, *remove = NULL;
 
+#ifdef CONFIG_KALLSYMS
+	fsm_kallsyms_show_value = fsm_resolve("kallsyms_show_value");
+#endif /* CONFIG_KALLSYMS */
 	if (!force_debugfs) {
 		create = fsm_resolve("tracefs_create_file");
 		remove = create ? fsm_resolve("tracefs_remove") : NULL;
@@ -158,6 +172,10 @@ int fsm_compat_init(bool force_debugfs)
 
 void fsm_compat_announce(void)
 {
+#ifdef CONFIG_KALLSYMS
+	if (!fsm_kallsyms_show_value)
+		pr_warn("kallsyms_show_value not resolvable: kernel addresses only for openers with CAP_SYSLOG that %%pK does not hide from\n");
+#endif /* CONFIG_KALLSYMS */
 	if (fsm_tracefs_create_file)
 		pr_info("nodes in tracefs (top level and every instance)\n");
 	else if (fsm_debugfs_root)
@@ -171,6 +189,39 @@ void fsm_compat_exit(void)
 	fsm_debugfs_root = NULL;
 	fsm_tracefs_create_file = NULL;
 	fsm_tracefs_remove = NULL;
+#ifdef CONFIG_KALLSYMS
+	fsm_kallsyms_show_value = NULL;
+#endif /* CONFIG_KALLSYMS */
+}
+
+#ifdef CONFIG_KALLSYMS
+/*
+ * Stand-in for kallsyms_show_value(), at least as strict: "%pK" prints
+ * zeros when kptr_restrict is 2, or 1 and the task lacks CAP_SYSLOG or
+ * runs with euid/egid other than uid/gid; CAP_SYSLOG is required anyway.
+ * Context: task, current is the opener.
+ */
+static bool fsm_show_kaddr_fallback(const struct file *file)
+{
+	char buf[32];
+	int len;
+
+	len = snprintf(buf, sizeof(buf), "%pK", file);
+	if (len > 0 && strspn(buf, "0") == (size_t)len)
+		return false;
+	return has_capability_noaudit(current, CAP_SYSLOG);
+}
+#endif /* CONFIG_KALLSYMS */
+
+bool fsm_compat_show_kaddr(const struct file *file)
+{
+#ifdef CONFIG_KALLSYMS
+	if (fsm_kallsyms_show_value)
+		return fsm_kallsyms_show_value(file->f_cred);
+	return fsm_show_kaddr_fallback(file);
+#else
+	return kallsyms_show_value(file->f_cred);	/* false */
+#endif /* CONFIG_KALLSYMS */
 }
 
 bool fsm_compat_have_tracefs(void)

@@ -20,6 +20,13 @@
  * signature change breaks the build instead of a cast silently lying
  * ("canary" checks, see compat.c).
  *
+ * kallsyms_show_value() (who may see kernel addresses, the policy of
+ * /proc/kallsyms: kptr_restrict, perf_event_paranoid, CAP_SYSLOG of a
+ * cred) is not exported either (6.1), nor are its pieces (kptr_restrict,
+ * sysctl_perf_event_paranoid, security_capable()). It is resolved the same
+ * way; when that fails, a stricter rule built from exported pieces stands
+ * in (fsm_compat_show_kaddr()) and dmesg says so once.
+ *
  * Optional kernel features
  * ------------------------
  * - CONFIG_FSNOTIFY: without it there is no way to hear of instance
@@ -161,6 +168,23 @@ void fsm_free_names(struct list_head *names);
  * Return: the child with a reference (dput() it), or NULL.
  */
 struct dentry *fsm_compat_lookup(struct dentry *parent, const char *name);
+
+/**
+ * fsm_compat_show_kaddr - may the opener of @file see kernel addresses?
+ * @file: a file being opened (decided once, at open, like /proc/kallsyms)
+ *
+ * kallsyms_show_value(file->f_cred): kptr_restrict 0 with
+ * perf_event_paranoid <= 1 lets everyone see them; kptr_restrict 0 or 1
+ * needs CAP_SYSLOG in the initial user namespace (checked on the opener's
+ * credentials, without audit); kptr_restrict 2 hides them from everyone.
+ * Without the resolved symbol: CAP_SYSLOG of the opening task
+ * (has_capability_noaudit()) and what "%pK" shows it (zeros when
+ * kptr_restrict is 2, or 1 and the task's euid/egid differ from its
+ * uid/gid): never more permissive than kallsyms.
+ * Context: task (the open of @file, current is the opener).
+ * Return: true to show addresses, false to show zeros.
+ */
+bool fsm_compat_show_kaddr(const struct file *file);
 
 /* Called for each subdirectory created or deleted in a watched directory. */
 typedef void (*fsm_dir_event_fn)(const struct qstr *name, bool deleted);

@@ -17,6 +17,11 @@
  * inode. Every fops has .owner = THIS_MODULE: an open node keeps the
  * module loaded (rmmod fails with EBUSY).
  *
+ * Kernel addresses (stack_map_bin's ips and ref_symbol_addr, frames of
+ * stack_map that resolve to no symbol) follow the policy of /proc/kallsyms:
+ * decided at open from the opener's credentials (fsm_compat_show_kaddr()),
+ * zeros for a reader who may not see them.
+ *
  * Readers of the map take inst->map_rwsem for reading in each read() call
  * (seq_file start/stop); a reset takes it for writing. A reader works on a
  * snapshot taken at open: the generation and the number of ids. Records are
@@ -29,10 +34,12 @@
 #include <linux/ctype.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/kstrtox.h>
 #include <linux/math64.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -77,8 +84,10 @@ struct fsm_reader {
 	u32 unr;		/* user ids [0, unr) belong to the snapshot */
 	bool bin;		/* stack_map_bin (positions shifted by the header) */
 	bool partial;		/* bin: ids from nr (or unr) on were unpublished */
+	bool kaddr;		/* the opener may see kernel addresses */
 	loff_t total;		/* positions */
 	struct fsm_fileid_info fi;	/* scratch: one file table entry */
+	char sym[KSYM_SYMBOL_LEN];	/* scratch: one symbolized frame */
 };
 
 /* Kinds of positions (fsm_reader_what()). */
@@ -142,7 +151,8 @@ static u32 fsm_reader_count(struct fsm_map *map, bool prefix, bool *partial)
 	return id;
 }
 
-static struct fsm_reader *fsm_reader_open(struct inode *inode, bool bin)
+static struct fsm_reader *fsm_reader_open(struct inode *inode,
+					   struct file *file, bool bin)
 {
 	struct fsm_reader *r;
 
@@ -155,6 +165,8 @@ static struct fsm_reader *fsm_reader_open(struct inode *inode, bool bin)
 		return ERR_PTR(-ENODEV);
 	}
 	r->bin = bin;
+	/* decided at open from the opener's credentials, as /proc/kallsyms */
+	r->kaddr = fsm_compat_show_kaddr(file);
 	down_read(&r->inst->map_rwsem);
 	/*
 	 * Pairs with smp_store_release() in fsm_map_alloc_locked() (events.c)
@@ -226,7 +238,7 @@ static struct fsm_reader *fsm_reader_seq_open(struct inode *inode,
 	struct fsm_reader *r;
 	int ret;
 
-	r = fsm_reader_open(inode, bin);
+	r = fsm_reader_open(inode, file, bin);
 	if (IS_ERR(r))
 		return r;
 	ret = seq_open(file, ops);
@@ -250,8 +262,14 @@ static void fsm_show_kstack(struct seq_file *m, struct fsm_reader *r, u32 id)
 	if (fsm_map_lookup_id(r->map, id, &ips, &nr, &hits))
 		return;		/* handed out, not yet published */
 	seq_printf(m, "stack_id %u [hits %llu, depth %u]\n", id, hits, nr);
-	for (i = 0; i < nr; i++)
-		seq_printf(m, "  [%u] %pS\n", i, (void *)(unsigned long)ips[i]);
+	for (i = 0; i < nr; i++) {
+		/* as "%pS": symbol+offset/size, or the bare address if none */
+		sprint_symbol(r->sym, (unsigned long)ips[i]);
+		if (!r->kaddr && !strncmp(r->sym, "0x", 2))
+			seq_printf(m, "  [%u] 0x%016x\n", i, 0);
+		else
+			seq_printf(m, "  [%u] %s\n", i, r->sym);
+	}
 }
 
 /* One user frame: path+0xoffset, [vdso]+0xoffset, [anon] 0xaddress... */
@@ -413,9 +431,10 @@ static void fsm_bin_header(struct seq_file *m, struct fsm_reader *r)
 	h.generation = cpu_to_le32(r->gen);
 	h.bits = cpu_to_le32(fsm_bits);
 	h.flags = cpu_to_le32(FSMB_F_KERNEL | (r->partial ? FSMB_F_PARTIAL : 0) |
-			      (r->umap ? FSMB_F_USER : 0));
+			      (r->umap ? FSMB_F_USER : 0) |
+			      (r->kaddr ? 0 : FSMB_F_HIDDEN));
 	h.max_depth = cpu_to_le32(FSM_MAX_KERNEL_DEPTH);
-	h.ref_symbol_addr = cpu_to_le64((unsigned long)&schedule);
+	h.ref_symbol_addr = cpu_to_le64(r->kaddr ? (unsigned long)&schedule : 0);
 	strscpy(h.instance, name, sizeof(h.instance));
 	h.nr_ustacks = cpu_to_le32(r->unr);
 	h.ugeneration = cpu_to_le32(r->umap ? r->ugen : 0);
@@ -441,7 +460,7 @@ static int fsm_bin_kstack(struct seq_file *m, struct fsm_reader *r, u32 id)
 	e.hits = cpu_to_le32(min_t(unsigned long long, hits, U32_MAX));
 	seq_write(m, &e, sizeof(e));
 	for (i = 0; i < nr; i++) {
-		ip = cpu_to_le64(ips[i]);
+		ip = cpu_to_le64(r->kaddr ? ips[i] : 0);
 		seq_write(m, &ip, sizeof(ip));
 	}
 	return 0;
@@ -660,14 +679,26 @@ static const struct file_operations fsm_stat_fops = {
 
 /* ---- stack_map_events ---- */
 
-/* Longest partial token carried from one write() to the next. */
-#define FSM_EV_PENDING		256
+/*
+ * Longest text held across write() calls (an unfinished last token and
+ * the rest of its write, see fsm_events_write()): the limit of one
+ * fsm_sources_update() call.
+ */
+#define FSM_EV_HELD		4096
 
+/*
+ * The write context of one open file. Writes of one open file can run in
+ * parallel: write(2) takes no f_pos_lock when the file has one user, and
+ * io_uring's workers of different tasks take none at all. @lock serialises
+ * them; every field below it is read and written only under it (and by
+ * release, when no write can run any more).
+ */
 struct fsm_ev_ctx {
 	struct fsm_inst *inst;
-	bool replace;	/* O_TRUNC open: the first text replaces the set */
-	size_t len;
-	char pending[FSM_EV_PENDING];
+	struct mutex lock;
+	bool replace;	/* O_TRUNC open, nothing applied yet: the text replaces the set */
+	size_t len;	/* bytes held in @held */
+	char held[FSM_EV_HELD + 1];
 };
 
 static int fsm_events_show(struct seq_file *m, void *v)
@@ -690,6 +721,7 @@ static int fsm_events_open(struct inode *inode, struct file *file)
 		kfree(c);
 		return -ENODEV;
 	}
+	mutex_init(&c->lock);
 	c->replace = (file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC);
 	ret = single_open(file, fsm_events_show, c);
 	if (ret) {
@@ -705,87 +737,92 @@ static bool fsm_is_sep(char c)
 }
 
 /*
- * A write applies all its tokens or none. A last token not ended by a
- * separator is applied with the write when it names an event exactly or
- * cannot become valid ("nosuch:x": the write fails); one that more text
- * could still complete (fsm_sources_classify(): "sched:sched_sw", "sched"
- * which could become "sched:...") waits for the next write or for close,
- * so that writes of any size (dd bs=1) give the same result. An error found
- * at close can only be reported in dmesg.
+ * Apply @text (NUL-terminated) as one whole: every token or none.
+ * Context: task, c->lock held.
+ */
+static int fsm_events_apply(struct fsm_ev_ctx *c, const char *text)
+{
+	int ret;
+
+	lockdep_assert_held(&c->lock);
+	ret = fsm_sources_update(c->inst, text,
+				 c->replace ? FSM_SRC_REPLACE : 0);
+	c->len = 0;
+	/*
+	 * Applied: later writes of this open add to the set. Refused: the set
+	 * is as it was before, and stays so (a refused "echo ... >" does not
+	 * clear it at close either).
+	 */
+	c->replace = false;
+	return ret;
+}
+
+/*
+ * The unit of a change is the write() call: the set changes by all of its
+ * tokens or not at all. A write whose last token is unfinished, i.e. not
+ * ended by a separator while more text could still make it valid
+ * (fsm_sources_classify(): "sched:sched_sw", or "sched" which could become
+ * "sched:..."), is held whole (nothing of it is applied) and applied
+ * together with the next write() of this open file, or at close; so any
+ * write size (dd bs=1) gives the same result, and a held text that turns
+ * out invalid changes nothing. An error found at close can only be
+ * reported in dmesg. After a refused write, the set is exactly what it was
+ * before the write and the held text is dropped.
  */
 static ssize_t fsm_events_write(struct file *file, const char __user *ubuf,
 				size_t cnt, loff_t *ppos)
 {
 	struct fsm_ev_ctx *c = ((struct seq_file *)file->private_data)->private;
-	size_t total, cut, rest;
-	unsigned int mode;
+	size_t total, cut, i;
 	bool blank = true;
 	char *text;
 	int ret = 0;
-	size_t i;
 
-	if (cnt > 4096) {
-		pr_warn_ratelimited("stack_map_events: write of %zu bytes, at most 4096\n",
-				    cnt);
+	if (cnt > FSM_EV_HELD) {
+		pr_warn_ratelimited("stack_map_events: write of %zu bytes, at most %d\n",
+				    cnt, FSM_EV_HELD);
 		return -EINVAL;
 	}
+	mutex_lock(&c->lock);
+	/* c->len is stable from here on: no other write of this file runs */
 	total = c->len + cnt;
-	text = kmalloc(total + 1, GFP_KERNEL);
-	if (!text)
-		return -ENOMEM;
-	memcpy(text, c->pending, c->len);
+	if (total > FSM_EV_HELD) {
+		pr_warn_ratelimited("stack_map_events: unfinished text longer than %d bytes\n",
+				    FSM_EV_HELD);
+		ret = -EINVAL;
+		goto drop;
+	}
+	text = c->held;
 	if (copy_from_user(text + c->len, ubuf, cnt)) {
-		kfree(text);
-		return -EFAULT;
+		ret = -EFAULT;
+		goto drop;
 	}
 	text[total] = '\0';
 	if (strnlen(text, total) != total) {
 		pr_warn_ratelimited("stack_map_events: NUL byte in the text\n");
 		ret = -EINVAL;
-		goto out;
+		goto drop;
 	}
 
 	for (cut = total; cut && !fsm_is_sep(text[cut - 1]); cut--)
 		;
-	rest = total - cut;
-	for (i = 0; i < cut; i++)
+	if (cut < total &&
+	    fsm_sources_classify(c->inst, text + cut) == FSM_TOK_PREFIX) {
+		/* unfinished last token: hold everything, apply nothing yet */
+		c->len = total;
+		goto out;
+	}
+	for (i = 0; i < total; i++)
 		blank &= fsm_is_sep(text[i]);
-	mode = c->replace ? FSM_SRC_REPLACE : 0;
-
-	if (rest) {
-		if (fsm_sources_classify(c->inst, text + cut) != FSM_TOK_PREFIX) {
-			ret = fsm_sources_update(c->inst, text, mode);
-			if (!ret) {
-				c->replace = false;
-				c->len = 0;
-			}
-			goto out;
-		}
-		if (rest >= FSM_EV_PENDING) {
-			pr_warn_ratelimited("stack_map_events: token longer than %d bytes\n",
-					    FSM_EV_PENDING - 1);
-			ret = -EINVAL;
-			goto out;
-		}
-		/* keep the unfinished token; apply what is complete */
-	}
-	if (!blank || (cut && c->replace)) {
-		/* "echo > stack_map_events": O_TRUNC + blank text clears */
-		char save = text[cut];
-
-		text[cut] = '\0';
-		ret = fsm_sources_update(c->inst, text, mode);
-		text[cut] = save;
-		if (ret)
-			goto out;
-		c->replace = false;
-	}
-	memcpy(c->pending, text + cut, rest);
-	c->len = rest;
-out:
+	/* "echo > stack_map_events": O_TRUNC + blank text clears */
+	if (!blank || c->replace)
+		ret = fsm_events_apply(c, text);
+drop:
+	c->len = 0;
 	if (ret)
-		c->len = 0;
-	kfree(text);
+		c->replace = false;	/* refused: the old set stays */
+out:
+	mutex_unlock(&c->lock);
 	return ret ? ret : cnt;
 }
 
@@ -794,15 +831,18 @@ static int fsm_events_release(struct inode *inode, struct file *file)
 	struct fsm_ev_ctx *c = ((struct seq_file *)file->private_data)->private;
 	int ret;
 
+	/* the last reference: no write can run, the lock is for lockdep */
+	mutex_lock(&c->lock);
 	if (c->len || c->replace) {
-		/* last token without a separator, or an O_TRUNC open alone */
-		c->pending[c->len] = '\0';
-		ret = fsm_sources_update(c->inst, c->pending,
-					 c->replace ? FSM_SRC_REPLACE : 0);
+		/* held text, or an O_TRUNC open without any write */
+		c->held[c->len] = '\0';
+		ret = fsm_events_apply(c, c->held);
 		if (ret)
-			pr_warn_ratelimited("stack_map_events: '%.64s' at close: error %d\n",
-					    c->pending, ret);
+			pr_warn_ratelimited("stack_map_events: '%.64s' at close: error %d, set unchanged\n",
+					    c->held, ret);
 	}
+	mutex_unlock(&c->lock);
+	mutex_destroy(&c->lock);
 	fsm_inst_put(c->inst);
 	kfree(c);
 	return single_release(inode, file);

@@ -313,24 +313,38 @@ static void fsm_toks_get_modules(struct fsm_tok *toks, unsigned int nr)
 
 /*
  * Under fsm_mutex: compute the new set in token order, attach what is new
- * (if recording), detach what goes. Sources that go are moved to @removed;
- * chosen new ones are moved out of the tokens' lists.
+ * (if recording), then detach what goes. All or nothing: if a probe cannot
+ * be attached, the probes attached so far are detached again and
+ * inst->sources is put back exactly as it was (same sources, same order,
+ * still attached). On success, sources that go are on @removed; on failure
+ * the new ones are (attached for a moment: the caller synchronises before
+ * freeing). Either way the caller frees @removed.
  */
 static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 				    unsigned int nr, unsigned int mode,
 				    struct list_head *removed)
 {
-	struct fsm_src *cur, *src, *tmp, *other;
-	unsigned int i, j;
+	struct fsm_src *cur, *src, *tmp, *other, **saved;
+	unsigned int i, nsaved = 0;
 	LIST_HEAD(chosen);
 	int ret = 0;
 
 	lockdep_assert_held(&fsm_mutex);
+	/* the current order, to put it back if an attach fails */
+	list_for_each_entry(cur, &inst->sources, list)
+		nsaved++;
+	saved = kmalloc_array(nsaved ? nsaved : 1, sizeof(*saved), GFP_KERNEL);
+	if (!saved)
+		return -ENOMEM;
+	i = 0;
+	list_for_each_entry(cur, &inst->sources, list)
+		saved[i++] = cur;
+
 	/*
 	 * Walk the tokens in order over two sets: the current sources (kept
 	 * or not) and the new ones (chosen or not). Kept current sources stay
 	 * on inst->sources; dropped ones move to @removed; chosen new ones to
-	 * @chosen.
+	 * @chosen. Nothing is attached or detached in this pass.
 	 */
 	if (mode & FSM_SRC_REPLACE)
 		list_splice_init(&inst->sources, removed);
@@ -368,17 +382,32 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 		}
 	}
 
+	/* What comes: attach first, while nothing was detached yet. */
+	if (inst->file) {
+		list_for_each_entry(src, &chosen, list) {
+			ret = fsm_src_attach_locked(src);
+			if (ret)
+				break;
+		}
+	}
+	if (ret) {
+		/* roll back: detach the new ones, restore the old list */
+		list_for_each_entry(src, &chosen, list)
+			fsm_src_detach_locked(src);
+		list_splice_tail_init(&inst->sources, removed);
+		for (i = 0; i < nsaved; i++)
+			list_move_tail(&saved[i]->list, &inst->sources);
+		list_splice_tail_init(&chosen, removed);
+		kfree(saved);
+		return ret;
+	}
+	kfree(saved);
+
 	/* What goes: detach now, free after the caller synchronised. */
 	list_for_each_entry(cur, removed, list)
 		fsm_src_detach_locked(cur);
-	/* What comes: attach if the instance records. */
 	list_for_each_entry_safe(src, tmp, &chosen, list) {
 		list_move_tail(&src->list, &inst->sources);
-		if (inst->file) {
-			j = fsm_src_attach_locked(src);
-			if (j && !ret)
-				ret = j;
-		}
 		/* entered: from now on the module notifier protects it */
 		if (src->modref) {
 			module_put(src->mod);
@@ -386,7 +415,7 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 		}
 	}
 	inst->sources_set = true;
-	return ret;
+	return 0;
 }
 
 /**
@@ -400,7 +429,8 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
  *
  * Resolution happens without fsm_mutex (it takes event_mutex); the new set
  * is then computed and attached under fsm_mutex. Either the whole text
- * applies or nothing does.
+ * applies or nothing does: on any error the set (and which of its probes
+ * are attached) is exactly what it was before the call.
  * Context: task, may sleep; must not hold fsm_mutex.
  * Return: 0, -EINVAL (syntax, unknown event, event without a tracepoint;
  * one dmesg line says which), -ENODEV (instance gone), -ENOMEM, or the
