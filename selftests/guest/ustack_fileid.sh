@@ -147,7 +147,7 @@ echo >"$U/trace"
 echo 1 >"$U/options/stackmap_user"
 echo "call 5" >&"${FC[1]}"
 readline "${FC[0]}" 60
-check_eq "traced calls from the hung FUSE file return (walk done)" "$line" done
+check_eq "traced calls from the hung FUSE file return (walk done)" "$line" "done"
 "$P" 5 &
 other=$!
 check "another traced task finishes" finished $other 30
@@ -165,10 +165,10 @@ check "file_bid_uncached > 0 ($(<"$TMPD/unc"))" eval '[ "$(<"$TMPD/unc")" -gt 0 
 kill -USR2 "$srv"	# answers again
 echo read >&"${FC[1]}"
 readline "${FC[0]}" 60
-check_eq "fusecall read the first page" "$line" done
+check_eq "fusecall read the first page" "$line" "done"
 echo "call 5" >&"${FC[1]}"
 readline "${FC[0]}" 60
-check_eq "traced calls again" "$line" done
+check_eq "traced calls again" "$line" "done"
 cp "$U/stack_map" "$TMPD/map3"
 mapfile -t ids < <(map_files "$TMPD/map3" "$L")
 check_eq "lib.so: the build-id once the page is cached" "${ids[0]#* }" "$fbid"
