@@ -172,10 +172,14 @@ check_eq "traced calls again" "$line" "done"
 cp "$U/stack_map" "$TMPD/map3"
 mapfile -t ids < <(map_files "$TMPD/map3" "$L")
 check_eq "lib.so: the build-id once the page is cached" "${ids[0]#* }" "$fbid"
+echo 0 >"$U/options/stackmap_user"
+echo 0 >"$U/tracing_on"
+check "copy the trace" timeout 300 cp "$U/trace" "$TMPD/trace3"
+diag "trace: $(lines "$TMPD/trace3") lines"
 sp=
 for ((i = 0; i < ${#fbid}; i += 2)); do sp+="${fbid:i:2} "; done
 check "a file_map record with lib.so's build-id" \
-	grep -qF "path=$L build_id=${sp% }" "$U/trace"
+	grep -qF "path=$L build_id=${sp% }" "$TMPD/trace3"
 
 # hang again, then unload with the server killed
 kill -USR1 "$srv"
