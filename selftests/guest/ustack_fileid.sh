@@ -175,7 +175,7 @@ check_eq "lib.so: the build-id once the page is cached" "${ids[0]#* }" "$fbid"
 echo 0 >"$U/options/stackmap_user"
 echo 0 >"$U/tracing_on"
 check "copy the trace" timeout 300 cp "$U/trace" "$TMPD/trace3"
-diag "trace: $(lines "$TMPD/trace3") lines"
+diag "trace: $(wc -l <"$TMPD/trace3") lines, $(wc -c <"$TMPD/trace3") bytes"
 sp=
 for ((i = 0; i < ${#fbid}; i += 2)); do sp+="${fbid:i:2} "; done
 check "a file_map record with lib.so's build-id" \
