@@ -166,6 +166,7 @@ kill -USR2 "$srv"	# answers again
 echo read >&"${FC[1]}"
 readline "${FC[0]}" 60
 check_eq "fusecall read the first page" "$line" "done"
+echo >"$U/trace"	# the file_map record with the build-id comes next
 echo "call 5" >&"${FC[1]}"
 readline "${FC[0]}" 60
 check_eq "traced calls again" "$line" "done"

@@ -364,16 +364,16 @@ Bytes synth(bool is64, uint64_t seg_off, const Bytes &notes, uint64_t align = 4)
 Bytes note(uint32_t type, const std::string &name, const Bytes &desc,
 	   uint32_t align = 4)
 {
-	Bytes n(12);
-	uint32_t nsz = name.size() + 1;
+	const size_t nsz = name.size() + 1;
+	const size_t desc_at = (12 + nsz + align - 1) / align * align;
+	Bytes n((desc_at + desc.size() + align - 1) / align * align, 0);
+
 	put32(n, 0, nsz);
 	put32(n, 4, desc.size());
 	put32(n, 8, type);
-	n.insert(n.end(), name.begin(), name.end());
-	n.push_back(0);
-	n.resize((n.size() + align - 1) / align * align);
-	n.insert(n.end(), desc.begin(), desc.end());
-	n.resize((n.size() + align - 1) / align * align);
+	memcpy(&n[12], name.c_str(), nsz);
+	if (!desc.empty())
+		memcpy(&n[desc_at], desc.data(), desc.size());
 	return n;
 }
 

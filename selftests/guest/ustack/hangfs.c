@@ -30,10 +30,11 @@ static void on_usr(int sig)
 	hang = sig == SIGUSR1;
 }
 
+/* SIGUSR2 interrupts the sleep: few syscalls (each one is traced) */
 static void maybe_hang(void)
 {
 	while (hang)
-		usleep(10000);
+		usleep(500000);
 }
 
 static void *hfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
