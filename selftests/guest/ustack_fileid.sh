@@ -176,7 +176,9 @@ check_eq "lib.so: the build-id once the page is cached" "${ids[0]#* }" "$fbid"
 echo 0 >"$U/options/stackmap_user"
 echo 0 >"$U/tracing_on"
 check "copy the trace" timeout 300 cp "$U/trace" "$TMPD/trace3"
-diag "trace: $(wc -l <"$TMPD/trace3") lines, $(wc -c <"$TMPD/trace3") bytes"
+diag "trace: $(wc -l <"$TMPD/trace3") lines, $(wc -c <"$TMPD/trace3") bytes; busiest tasks and events:"
+awk '$1 !~ /^#/ { t[$1]++; e[$5]++ } END { for (k in t) print t[k], k; for (k in e) print e[k], k }' \
+	"$TMPD/trace3" | sort -rn | head -8 | while IFS= read -r l; do diag "  $l"; done
 sp=
 for ((i = 0; i < ${#fbid}; i += 2)); do sp+="${fbid:i:2} "; done
 check "a file_map record with lib.so's build-id" \
