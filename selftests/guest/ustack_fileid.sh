@@ -180,10 +180,17 @@ check_eq "lib.so: the build-id once the page is cached" "${ids[0]#* }" "$fbid"
 diag "trace: $(wc -l <"$TMPD/trace3") lines, $(wc -c <"$TMPD/trace3") bytes; busiest tasks and events:"
 awk '$1 !~ /^#/ { t[$1]++; e[$5]++ } END { for (k in t) print t[k], k; for (k in e) print e[k], k }' \
 	"$TMPD/trace3" | sort -rn | head -8 | while IFS= read -r l; do diag "  $l"; done
-sp=
-for ((i = 0; i < ${#fbid}; i += 2)); do sp+="${fbid:i:2} "; done
-check "a file_map record with lib.so's build-id" \
-	grep -qF "path=$L build_id=${sp% }" "$TMPD/trace3"
+fm=no
+while IFS= read -r l; do
+	diag "  ${l##* file_map: }"
+	case $l in
+	*" path=$L build_id="*)
+		b=${l##* build_id=}
+		[ "${b// /}" = "$fbid" ] && fm=yes
+		;;
+	esac
+done < <(grep -F ' file_map: ' "$TMPD/trace3")
+check_eq "a file_map record of lib.so with its build-id" "$fm" yes
 
 # hang again, then unload with the server killed
 kill -USR1 "$srv"
