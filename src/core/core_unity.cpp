@@ -13,3 +13,4 @@
 #include "call_through.cpp"
 #include "unwind_user.cpp"
 #include "unwind_cache.cpp"
+#include "buildid.cpp"

@@ -3,55 +3,74 @@
  * fileid.c - file identities of user stack frames.
  *
  * A frame in a file-backed mapping is reported as (file id, offset). The id
- * is siphash(struct file pointer) under a private random key: stable while
- * the mapping's file stays open, never a raw pointer, and unrelated to the
- * %p hashing key. The same pointer can later belong to another file (the
- * struct file was freed and reused): each table entry remembers the inode
- * it described and is refreshed (and its file_map record re-emitted at once)
- * when that changes. So an id only means something together with the most
- * recent stackmap:file_map record with that id before it in the trace.
+ * is a keyed SipHash of the file's inode identity: the super block's dev_t,
+ * the inode number, i_generation and the inode's ctime, under a private
+ * random key (never a pointer, unrelated to the %p key). So every process
+ * that maps a file gets the same id for it, however it opened it, and a file
+ * changed in place (ctime moves) or an inode number reused for another file
+ * (i_generation or ctime differ) gets another id.
  *
- * The table is preallocated at load time (FSM_FID_SLOTS entries, 4-way
- * probing, overwrite on overflow) and used from task context only (the
- * user-stack task work and the tracefs readers), under fsm_fid_mutex.
- * Each entry caches the path and the GNU build-id (read once from the ELF
- * program headers with kernel_read(), bounded) and, per instance, when
- * its file_map record was last written, for the reminder interval.
+ * The table (2^file_table_bits entries, 4-way probing, the least recently
+ * used of the 4 replaced when all are taken) caches per id the path and the
+ * GNU build-id, so a file is described once however many processes map it,
+ * and, per instance, when its file_map record was last written (reminder
+ * interval). An id does not depend on the table: an entry that is replaced
+ * and comes back keeps its id, and only its file_map record is written again.
+ *
+ * No I/O, ever, and no lock held across anything slow:
+ *  - the build-id is read by fsm_buildid_parse() (src/core) from pages
+ *    already in the page cache and up to date (find_get_page(), never
+ *    ->read_folio nor readahead, no fsnotify permission event): "not cached"
+ *    is an answer (no build-id for now), and a later lookup of the file
+ *    tries again, until the pages are there;
+ *  - d_path() does no I/O; it runs on a per-CPU buffer, with no lock of ours;
+ *  - fsm_fid_lock (a spinlock) covers only copies into and out of the table
+ *    and the write of a file_map record (a ring-buffer write): readers
+ *    (stack_map, stack_map_bin), the task works of all traced tasks and
+ *    rmmod never wait for a file system.
+ * Callers: the user-stack task work and the tracefs readers (task context).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/dcache.h>
-#include <linux/elf.h>
 #include <linux/fs.h>
+#include <linux/highmem.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
-#include <linux/mutex.h>
+#include <linux/pagemap.h>
+#include <linux/percpu.h>
 #include <linux/random.h>
 #include <linux/seq_file.h>
 #include <linux/siphash.h>
-#include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
+#include "fsm_buildid.h"
 #include "ustack.h"
 
-#ifndef NT_GNU_BUILD_ID
-#define NT_GNU_BUILD_ID	3	/* elf.h of newer kernels */
-#endif
-
-#define FSM_FID_SLOTS		FSM_FILEID_SLOTS	/* power of two */
 #define FSM_FID_PROBE		4
 #define FSM_FID_PATH		FSM_FILEID_PATH
-#define FSM_FID_BID		FSM_FILEID_BID	/* SHA-1 build-ids; longer ones are cut */
-#define FSM_FID_PHDRS		32	/* program headers looked at */
-#define FSM_FID_NOTES		2048	/* bytes of PT_NOTE segments read */
+#define FSM_FID_BID		FSM_FILEID_BID
+
+static_assert(FSM_FILEID_BID == FSM_BUILDID_MAX);
+
+/* What makes a file the same file (all fields compared, no padding). */
+struct fsm_fid_ident {
+	u64 ino;
+	s64 ctime_sec;
+	u32 ctime_nsec;
+	u32 dev;
+	u32 gen;
+	u32 zero;
+};
 
 struct fsm_fid {
 	u64 id;			/* 0: free */
-	const void *key;	/* the struct file, compared only, never shown */
-	unsigned long ino;	/* the inode it described */
-	dev_t dev;
+	struct fsm_fid_ident ident;
+	unsigned long used;	/* jiffies of the last lookup: replacement order */
+	u8 bid_state;		/* enum fsm_bid_result */
 	u8 bid_len;
 	u8 bid[FSM_FID_BID];
 	char path[FSM_FID_PATH];
@@ -61,8 +80,17 @@ struct fsm_fid {
 
 static siphash_key_t fsm_fid_key;
 static struct fsm_fid *fsm_fids;
-static DEFINE_MUTEX(fsm_fid_mutex);
-static char *fsm_fid_buf;	/* d_path and ELF scratch, fsm_fid_mutex */
+static unsigned int fsm_fid_slots;	/* 2^file_table_bits, set at init */
+/* Table contents only: never held across I/O, d_path or an allocation. */
+static DEFINE_SPINLOCK(fsm_fid_lock);
+static char __percpu *fsm_fid_pathbuf;	/* d_path scratch, PATH_MAX per CPU */
+
+/* Statistics (stack_map_stat, module-wide). */
+static atomic64_t fsm_fid_lookups;	/* fsm_fileid_get() calls */
+static atomic64_t fsm_fid_refills;	/* entries (re)described: d_path + build-id */
+static atomic64_t fsm_fid_replaced;	/* refills that pushed another file out */
+static atomic64_t fsm_fid_bid_later;	/* build-ids read by a later lookup */
+static atomic64_t fsm_fid_bid_uncached;	/* build-id reads answered "not cached" */
 
 static unsigned int fsm_file_map_interval_ms = 200;
 
@@ -89,148 +117,261 @@ module_param_cb(file_map_interval_ms, &fsm_interval_ops,
 MODULE_PARM_DESC(file_map_interval_ms,
 		 "Re-emit a stackmap:file_map record for a file id used after this many ms (1..3600000, default 200)");
 
-/* Bounded read of the GNU build-id note of an ELF file (fsm_fid_mutex). */
-static void fsm_fid_read_build_id(struct file *file, struct fsm_fid *f)
+static unsigned int fsm_file_table_bits = FSM_FILEID_BITS_DEFAULT;
+
+/*
+ * file_table_bits: 2^N entries in the file table, fixed at load time.
+ * Validated like bits: a malformed or out-of-range value fails the load
+ * with -EINVAL and one dmesg line, never clamped.
+ */
+static int fsm_table_bits_set(const char *val, const struct kernel_param *kp)
 {
-	char *buf = fsm_fid_buf;
-	struct elf64_phdr *ph64;
-	struct elf32_phdr *ph32;
-	unsigned int i, nph;
-	bool is64;
-	loff_t pos;
-	u64 phoff;
+	unsigned int v;
 
-	f->bid_len = 0;
-	if (!(file->f_mode & FMODE_READ))
-		return;
-	pos = 0;
-	if (kernel_read(file, buf, sizeof(struct elf64_hdr), &pos) !=
-	    sizeof(struct elf64_hdr))
-		return;
-	if (memcmp(buf, ELFMAG, SELFMAG))
-		return;
-	is64 = buf[EI_CLASS] == ELFCLASS64;
-	if (is64) {
-		struct elf64_hdr *eh = (void *)buf;
-
-		if (eh->e_phentsize != sizeof(*ph64))
-			return;
-		phoff = eh->e_phoff;
-		nph = min_t(unsigned int, eh->e_phnum, FSM_FID_PHDRS);
-	} else {
-		struct elf32_hdr *eh = (void *)buf;
-
-		if (buf[EI_CLASS] != ELFCLASS32 || eh->e_phentsize != sizeof(*ph32))
-			return;
-		phoff = eh->e_phoff;
-		nph = min_t(unsigned int, eh->e_phnum, FSM_FID_PHDRS);
+	if (kstrtouint(val, 0, &v)) {
+		pr_err("file_table_bits=%s is not a number (accepted: %u..%u)\n",
+		       val, FSM_FILEID_BITS_MIN, FSM_FILEID_BITS_MAX);
+		return -EINVAL;
 	}
-	for (i = 0; i < nph; i++) {
-		u64 off, sz;
-		u32 type;
-		char *n, *end;
-
-		pos = phoff + (u64)i * (is64 ? sizeof(*ph64) : sizeof(*ph32));
-		if (kernel_read(file, buf, is64 ? sizeof(*ph64) : sizeof(*ph32),
-				&pos) != (is64 ? sizeof(*ph64) : sizeof(*ph32)))
-			return;
-		if (is64) {
-			ph64 = (void *)buf;
-			type = ph64->p_type;
-			off = ph64->p_offset;
-			sz = ph64->p_filesz;
-		} else {
-			ph32 = (void *)buf;
-			type = ph32->p_type;
-			off = ph32->p_offset;
-			sz = ph32->p_filesz;
-		}
-		if (type != PT_NOTE)
-			continue;
-		sz = min_t(u64, sz, FSM_FID_NOTES);
-		pos = off;
-		if (kernel_read(file, buf, sz, &pos) != sz)
-			continue;
-		/* Elf32_Nhdr and Elf64_Nhdr are the same: three u32 */
-		n = buf;
-		end = buf + sz;
-		while (n + sizeof(Elf32_Nhdr) <= end) {
-			Elf32_Nhdr *nh = (void *)n;
-			u32 nsz = ALIGN(nh->n_namesz, 4);
-			u32 dsz = ALIGN(nh->n_descsz, 4);
-			char *name = n + sizeof(*nh);
-
-			if (nsz > FSM_FID_NOTES || dsz > FSM_FID_NOTES ||
-			    name + nsz + dsz > end)
-				break;
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    !memcmp(name, "GNU", 4) && nh->n_descsz) {
-				f->bid_len = min_t(u32, nh->n_descsz, FSM_FID_BID);
-				memcpy(f->bid, name + nsz, f->bid_len);
-				return;
-			}
-			n = name + nsz + dsz;
-		}
+	if (v < FSM_FILEID_BITS_MIN || v > FSM_FILEID_BITS_MAX) {
+		pr_err("file_table_bits=%u out of range (accepted: %u..%u)\n",
+		       v, FSM_FILEID_BITS_MIN, FSM_FILEID_BITS_MAX);
+		return -EINVAL;
 	}
+	*(unsigned int *)kp->arg = v;
+	return 0;
 }
 
+static const struct kernel_param_ops fsm_table_bits_ops = {
+	.set = fsm_table_bits_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(file_table_bits, &fsm_table_bits_ops, &fsm_file_table_bits,
+		0444);
+MODULE_PARM_DESC(file_table_bits,
+		 "File table capacity exponent: 2^N distinct mapped files described at a time, accepted "
+		 __stringify(FSM_FILEID_BITS_MIN) ".." __stringify(FSM_FILEID_BITS_MAX)
+		 " (default " __stringify(FSM_FILEID_BITS_DEFAULT) ")");
+
+/*
+ * fsm_bid_read_fn for fsm_buildid_parse(): copy [off, off + len) of @ctx (a
+ * struct file) from the page cache, or say why not. Never starts I/O: a page
+ * that is absent or not up to date is FSM_BID_READ_AGAIN. Context: task; does
+ * not sleep (find_get_page() takes the RCU read lock only).
+ */
+static int fsm_fid_read_cached(void *ctx, unsigned long long off, void *dst,
+			       unsigned int len)
+{
+	struct file *file = ctx;
+	struct address_space *mapping = file->f_mapping;
+	loff_t size = i_size_read(mapping->host);
+	u8 *d = dst;
+
+	if (size < 0 || off > (u64)size || len > (u64)size - off)
+		return FSM_BID_READ_EOF;
+	while (len) {
+		unsigned int po = offset_in_page(off);
+		unsigned int n = min_t(unsigned int, len, PAGE_SIZE - po);
+		struct page *page = find_get_page(mapping, off >> PAGE_SHIFT);
+		void *kaddr;
+
+		if (!page)
+			return FSM_BID_READ_AGAIN;
+		/*
+		 * PageUptodate() has an smp_rmb() after the flag test, pairing
+		 * with the smp_wmb() of SetPageUptodate() after the read that
+		 * filled the page: its bytes are visible once the flag is.
+		 */
+		if (!PageUptodate(page)) {
+			put_page(page);
+			return FSM_BID_READ_AGAIN;
+		}
+		kaddr = kmap_local_page(page);
+		memcpy(d, kaddr + po, n);
+		kunmap_local(kaddr);
+		put_page(page);
+		d += n;
+		off += n;
+		len -= n;
+	}
+	return FSM_BID_READ_OK;
+}
+
+/* Build-id of @file from cached pages: enum fsm_bid_result, @bid/@len. */
+static u8 fsm_fid_read_build_id(struct file *file, u8 *bid, u8 *len)
+{
+	unsigned int n = 0;
+	int ret;
+
+	ret = fsm_buildid_parse(fsm_fid_read_cached, file, bid, &n);
+	*len = ret == FSM_BID_FOUND ? n : 0;
+	if (ret == FSM_BID_UNAVAILABLE)
+		atomic64_inc(&fsm_fid_bid_uncached);
+	return ret;
+}
+
+/*
+ * The identity of @file's inode. The fields are read without the inode's
+ * lock (a racing chmod or write may change ctime meanwhile): the worst case
+ * is one lookup with a mixed ctime, i.e. an id that describes the same file
+ * once more.
+ */
+static u64 fsm_fid_ident(struct file *file, struct fsm_fid_ident *ident)
+{
+	struct inode *inode = file_inode(file);
+	u64 id;
+
+	memset(ident, 0, sizeof(*ident));
+	ident->ino = inode->i_ino;
+	ident->dev = inode->i_sb->s_dev;
+	ident->gen = READ_ONCE(inode->i_generation);
+	ident->ctime_sec = READ_ONCE(inode->i_ctime.tv_sec);
+	ident->ctime_nsec = READ_ONCE(inode->i_ctime.tv_nsec);
+	id = siphash_4u64(ident->ino, ident->ctime_sec,
+			  (u64)ident->dev << 32 | ident->gen, ident->ctime_nsec,
+			  &fsm_fid_key);
+	return id ? id : 1;
+}
+
+/* The entry of @id, or NULL. Context: fsm_fid_lock held. */
 static struct fsm_fid *fsm_fid_find(u64 id)
 {
 	unsigned int i, s;
 
+	lockdep_assert_held(&fsm_fid_lock);
 	for (i = 0; i < FSM_FID_PROBE; i++) {
-		s = (id + i) & (FSM_FID_SLOTS - 1);
+		s = (id + i) & (fsm_fid_slots - 1);
 		if (fsm_fids[s].id == id)
 			return &fsm_fids[s];
 	}
 	return NULL;
 }
 
+/* Where a new @id goes: a free slot, else the least recently used one. */
+static struct fsm_fid *fsm_fid_victim(u64 id)
+{
+	struct fsm_fid *f, *old = NULL;
+	unsigned int i;
+
+	lockdep_assert_held(&fsm_fid_lock);
+	for (i = 0; i < FSM_FID_PROBE; i++) {
+		f = &fsm_fids[(id + i) & (fsm_fid_slots - 1)];
+		if (!f->id)
+			return f;
+		if (!old || time_before(f->used, old->used))
+			old = f;
+	}
+	atomic64_inc(&fsm_fid_replaced);
+	return old;
+}
+
+/*
+ * A new entry's description, made before fsm_fid_lock is taken: the path
+ * (d_path on a per-CPU buffer, cut to FSM_FID_PATH) and the build-id.
+ */
+struct fsm_fid_desc {
+	u8 bid_state;
+	u8 bid_len;
+	u8 bid[FSM_FID_BID];
+	char path[FSM_FID_PATH];
+};
+
+static void fsm_fid_describe(struct file *file, struct fsm_fid_desc *d)
+{
+	char *buf, *p;
+
+	/* d_path does not sleep: no preemption while the buffer is ours */
+	buf = get_cpu_ptr(fsm_fid_pathbuf);
+	p = d_path(&file->f_path, buf, PATH_MAX);
+	strscpy(d->path, IS_ERR(p) ? "?" : p, sizeof(d->path));
+	put_cpu_ptr(fsm_fid_pathbuf);
+	d->bid_state = fsm_fid_read_build_id(file, d->bid, &d->bid_len);
+}
+
+/* A build-id found after the entry was made: file_map records go out again. */
+static void fsm_fid_set_bid(struct fsm_fid *f, const u8 *bid, u8 len, u8 state)
+{
+	lockdep_assert_held(&fsm_fid_lock);
+	f->bid_state = state;
+	f->bid_len = len;
+	memcpy(f->bid, bid, len);
+	memset(f->last, 0, sizeof(f->last));
+}
+
 /**
- * fsm_fileid_get - the id of a mapped file, entered into the table.
+ * fsm_fileid_get - the id of a mapped file, described in the table.
  * @file: a mapping's file (the caller holds a reference)
  *
- * Context: task, may sleep (d_path, kernel_read of the ELF headers the
- * first time a file is seen). Not under mmap_lock.
+ * The first lookup of a file (and the first after its entry was replaced)
+ * describes it: d_path and a build-id read from cached pages, both without
+ * fsm_fid_lock. A file whose build-id pages were not cached is looked at
+ * again on later lookups (cheap: page cache lookups only).
+ *
+ * Context: task, not under mmap_lock. Does not sleep, never waits for a
+ * file system.
  * Return: the file id (never 0).
  */
 u64 fsm_fileid_get(struct file *file)
 {
-	struct inode *inode = file_inode(file);
+	struct fsm_fid_ident ident;
+	struct fsm_fid_desc d;
 	struct fsm_fid *f;
-	unsigned int i, s;
+	bool again = false;
 	u64 id;
-	char *p;
 
-	id = siphash_1u64((u64)(unsigned long)file, &fsm_fid_key);
-	id = id ? id : 1;
-	mutex_lock(&fsm_fid_mutex);
+	atomic64_inc(&fsm_fid_lookups);
+	id = fsm_fid_ident(file, &ident);
+	spin_lock(&fsm_fid_lock);
 	f = fsm_fid_find(id);
-	if (f && f->key == file && f->ino == inode->i_ino &&
-	    f->dev == inode->i_sb->s_dev)
-		goto out;
-	if (!f) {
-		/* first free slot, else overwrite the home slot */
-		f = &fsm_fids[id & (FSM_FID_SLOTS - 1)];
-		for (i = 0; i < FSM_FID_PROBE; i++) {
-			s = (id + i) & (FSM_FID_SLOTS - 1);
-			if (!fsm_fids[s].id) {
-				f = &fsm_fids[s];
-				break;
-			}
+	if (f && !memcmp(&f->ident, &ident, sizeof(ident))) {
+		f->used = jiffies;
+		again = f->bid_state == FSM_BID_UNAVAILABLE;
+		spin_unlock(&fsm_fid_lock);
+		if (!again)
+			return id;
+		/* the build-id's pages were not cached: maybe they are now */
+		d.bid_state = fsm_fid_read_build_id(file, d.bid, &d.bid_len);
+		if (d.bid_state == FSM_BID_UNAVAILABLE)
+			return id;
+		spin_lock(&fsm_fid_lock);
+		f = fsm_fid_find(id);
+		if (f && !memcmp(&f->ident, &ident, sizeof(ident)) &&
+		    f->bid_state == FSM_BID_UNAVAILABLE) {
+			fsm_fid_set_bid(f, d.bid, d.bid_len, d.bid_state);
+			if (d.bid_state == FSM_BID_FOUND)
+				atomic64_inc(&fsm_fid_bid_later);
 		}
+		spin_unlock(&fsm_fid_lock);
+		return id;
 	}
-	/* new or stale: describe it again; file_map goes out on next use */
+	spin_unlock(&fsm_fid_lock);
+
+	fsm_fid_describe(file, &d);
+
+	spin_lock(&fsm_fid_lock);
+	f = fsm_fid_find(id);
+	if (f && !memcmp(&f->ident, &ident, sizeof(ident))) {
+		/* described by another task meanwhile: keep the better build-id */
+		if (f->bid_state == FSM_BID_UNAVAILABLE &&
+		    d.bid_state != FSM_BID_UNAVAILABLE)
+			fsm_fid_set_bid(f, d.bid, d.bid_len, d.bid_state);
+		goto out;
+	}
+	if (!f)
+		f = fsm_fid_victim(id);
+	/* new, replaced or stale (same id, other identity: 2^-64) */
 	memset(f, 0, sizeof(*f));
-	f->key = file;
-	f->ino = inode->i_ino;
-	f->dev = inode->i_sb->s_dev;
-	p = d_path(&file->f_path, fsm_fid_buf, PATH_MAX);
-	strscpy(f->path, IS_ERR(p) ? "?" : p, sizeof(f->path));
-	fsm_fid_read_build_id(file, f);
+	f->ident = ident;
+	f->used = jiffies;
+	f->bid_state = d.bid_state;
+	f->bid_len = d.bid_len;
+	memcpy(f->bid, d.bid, d.bid_len);
+	strscpy(f->path, d.path, sizeof(f->path));
 	f->id = id;
+	atomic64_inc(&fsm_fid_refills);
 out:
-	mutex_unlock(&fsm_fid_mutex);
+	spin_unlock(&fsm_fid_lock);
 	return id;
 }
 
@@ -241,7 +382,8 @@ out:
  * @id:      file id (from fsm_fileid_get())
  * @inst_id: instance
  * @epoch:   the instance's recording epoch
- * @fn:      writes the record; returns false if the buffer refused it
+ * @fn:      writes the record (must not sleep: called under fsm_fid_lock);
+ *           returns false if the buffer refused it
  * @ctx:     for @fn
  *
  * Context: task.
@@ -255,7 +397,7 @@ void fsm_fileid_emit(u64 id, u32 inst_id, u32 epoch, fsm_fileid_emit_fn fn,
 	if (inst_id >= FSM_UST_MAX_INST)
 		return;
 	iv = msecs_to_jiffies(READ_ONCE(fsm_file_map_interval_ms));
-	mutex_lock(&fsm_fid_mutex);
+	spin_lock(&fsm_fid_lock);
 	f = fsm_fid_find(id);
 	if (!f)
 		goto out;
@@ -267,31 +409,40 @@ void fsm_fileid_emit(u64 id, u32 inst_id, u32 epoch, fsm_fileid_emit_fn fn,
 		f->epoch[inst_id] = epoch;
 	}
 out:
-	mutex_unlock(&fsm_fid_mutex);
+	spin_unlock(&fsm_fid_lock);
 }
 
 /**
- * fsm_fileid_show - print a frame as path+0xoffset (or id+0xoffset if the
- * id left the table).
+ * fsm_fileid_show - print a frame as path+0xoffset (or file:id+0xoffset if
+ * the id is not in the table).
  * Context: task.
  */
 void fsm_fileid_show(struct seq_file *m, u64 id, u64 off)
 {
 	struct fsm_fid *f;
 
-	mutex_lock(&fsm_fid_mutex);
+	spin_lock(&fsm_fid_lock);
 	f = fsm_fid_find(id);
 	if (f)
 		seq_printf(m, "%s+0x%llx", f->path, off);
 	else
 		seq_printf(m, "file:%016llx+0x%llx", id, off);
-	mutex_unlock(&fsm_fid_mutex);
+	spin_unlock(&fsm_fid_lock);
+}
+
+/**
+ * fsm_fileid_slots - entries of the file table (2^file_table_bits).
+ * Context: any, after fsm_fileid_init().
+ */
+unsigned int fsm_fileid_slots(void)
+{
+	return fsm_fid_slots;
 }
 
 /**
  * fsm_fileid_slot - copy one entry of the file table.
- * @slot: 0 .. FSM_FILEID_SLOTS - 1
- * @out:  the copy (consistent: taken under the table's mutex)
+ * @slot: 0 .. fsm_fileid_slots() - 1
+ * @out:  the copy (consistent: taken under the table's lock)
  *
  * For readers that stream the table (stack_map, stack_map_bin): one short
  * critical section per entry, no allocation. Entries entered or replaced
@@ -305,9 +456,9 @@ bool fsm_fileid_slot(unsigned int slot, struct fsm_fileid_info *out)
 	struct fsm_fid *f;
 	bool used;
 
-	if (slot >= FSM_FID_SLOTS)
+	if (slot >= fsm_fid_slots)
 		return false;
-	mutex_lock(&fsm_fid_mutex);
+	spin_lock(&fsm_fid_lock);
 	f = &fsm_fids[slot];
 	used = f->id != 0;
 	if (used) {
@@ -316,20 +467,52 @@ bool fsm_fileid_slot(unsigned int slot, struct fsm_fileid_info *out)
 		memcpy(out->bid, f->bid, sizeof(out->bid));
 		strscpy(out->path, f->path, sizeof(out->path));
 	}
-	mutex_unlock(&fsm_fid_mutex);
+	spin_unlock(&fsm_fid_lock);
 	return used;
 }
 
 /**
- * fsm_fileid_init - allocate the table and the key.
+ * fsm_fileid_stat_show - file table lines of stack_map_stat (module-wide).
+ * Context: task.
+ */
+void fsm_fileid_stat_show(struct seq_file *m)
+{
+	unsigned int i, used = 0, nobid = 0;
+
+	for (i = 0; i < fsm_fid_slots; i++) {
+		spin_lock(&fsm_fid_lock);
+		if (fsm_fids[i].id) {
+			used++;
+			nobid += fsm_fids[i].bid_state == FSM_BID_UNAVAILABLE;
+		}
+		spin_unlock(&fsm_fid_lock);
+		if (!(i & 1023))
+			cond_resched();
+	}
+	seq_printf(m, "file_table_slots: %u\n", fsm_fid_slots);
+	seq_printf(m, "file_table_used: %u\n", used);
+	seq_printf(m, "file_table_bid_pending: %u\n", nobid);
+	seq_printf(m, "file_lookups: %lld\n", atomic64_read(&fsm_fid_lookups));
+	seq_printf(m, "file_map_refills: %lld\n", atomic64_read(&fsm_fid_refills));
+	seq_printf(m, "file_map_replaced: %lld\n", atomic64_read(&fsm_fid_replaced));
+	seq_printf(m, "file_bid_uncached: %lld\n",
+		   atomic64_read(&fsm_fid_bid_uncached));
+	seq_printf(m, "file_bid_later: %lld\n", atomic64_read(&fsm_fid_bid_later));
+}
+
+/**
+ * fsm_fileid_init - allocate the table, the d_path buffers and the key.
  * Context: task (module init). Return: 0 or -ENOMEM.
  */
 int fsm_fileid_init(void)
 {
 	get_random_bytes(&fsm_fid_key, sizeof(fsm_fid_key));
-	fsm_fids = vzalloc(array_size(FSM_FID_SLOTS, sizeof(*fsm_fids)));
-	fsm_fid_buf = kmalloc(max(PATH_MAX, FSM_FID_NOTES), GFP_KERNEL);
-	if (!fsm_fids || !fsm_fid_buf) {
+	fsm_fid_slots = 1U << fsm_file_table_bits;
+	fsm_fids = vzalloc(array_size(fsm_fid_slots, sizeof(*fsm_fids)));
+	fsm_fid_pathbuf = __alloc_percpu(PATH_MAX, SMP_CACHE_BYTES);
+	if (!fsm_fids || !fsm_fid_pathbuf) {
+		pr_warn("cannot allocate the file table (file_table_bits=%u)\n",
+			fsm_file_table_bits);
 		fsm_fileid_exit();
 		return -ENOMEM;
 	}
@@ -344,6 +527,6 @@ void fsm_fileid_exit(void)
 {
 	vfree(fsm_fids);
 	fsm_fids = NULL;
-	kfree(fsm_fid_buf);
-	fsm_fid_buf = NULL;
+	free_percpu(fsm_fid_pathbuf);
+	fsm_fid_pathbuf = NULL;
 }

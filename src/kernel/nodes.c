@@ -69,10 +69,10 @@ static struct fsm_inst *fsm_node_inst(struct inode *inode)
  *   stack_map_bin only: the header                        (1 position)
  *   kernel stacks, ids [0, nr)                            (nr)
  *   user stacks, ids [0, unr)                             (unr)
- *   with a user map: the file table, one slot each        (FSM_FILEID_SLOTS)
+ *   with a user map: the file table, one slot each        (fsm_fileid_slots())
  *   stack_map_bin only: the file table's end record       (1)
  * Nothing is allocated per position; every position is a bounded piece of
- * work (one record, one file table entry copied under its mutex).
+ * work (one record, one file table entry copied under its lock).
  */
 struct fsm_reader {
 	struct fsm_inst *inst;
@@ -117,7 +117,7 @@ static enum fsm_rpos fsm_reader_what(const struct fsm_reader *r, loff_t pos,
 		return FSM_RPOS_USTACK;
 	}
 	pos -= r->unr;
-	if (r->umap && pos < FSM_FILEID_SLOTS) {
+	if (r->umap && pos < fsm_fileid_slots()) {
 		*idx = pos;
 		return FSM_RPOS_FILE;
 	}
@@ -184,7 +184,7 @@ static struct fsm_reader *fsm_reader_open(struct inode *inode,
 		r->unr = fsm_reader_count(r->umap, bin, &r->partial);
 	}
 	up_read(&r->inst->map_rwsem);
-	r->total = (loff_t)r->nr + r->unr + (r->umap ? FSM_FILEID_SLOTS : 0) +
+	r->total = (loff_t)r->nr + r->unr + (r->umap ? fsm_fileid_slots() : 0) +
 		   (bin ? 2 : 0);
 	return r;
 }
@@ -639,6 +639,7 @@ static int fsm_stat_show(struct seq_file *m, void *v)
 	seq_printf(m, "inline_lost: %llu\n", FSM_PCPU(inst, inline_lost));
 	seq_printf(m, "nested_dropped: %llu\n", FSM_PCPU(inst, nested));
 	fsm_ustack_stat_show(m, inst);	/* user stacks (ustack.c) */
+	fsm_fileid_stat_show(m);	/* the file table (fileid.c) */
 	return 0;
 }
 

@@ -55,8 +55,13 @@ typedef bool (*fsm_fileid_emit_fn)(void *ctx, u64 id, const char *path,
 void fsm_fileid_emit(u64 id, u32 inst_id, u32 epoch, fsm_fileid_emit_fn fn,
 		     void *ctx);
 void fsm_fileid_show(struct seq_file *m, u64 id, u64 off);
+unsigned int fsm_fileid_slots(void);
+void fsm_fileid_stat_show(struct seq_file *m);
 
-#define FSM_FILEID_SLOTS	512	/* entries of the file table */
+/* File table capacity exponent (module parameter file_table_bits). */
+#define FSM_FILEID_BITS_MIN	6
+#define FSM_FILEID_BITS_MAX	14
+#define FSM_FILEID_BITS_DEFAULT	10
 #define FSM_FILEID_PATH		256	/* longest path kept, NUL included */
 #define FSM_FILEID_BID		20	/* longest build-id kept */
 

@@ -19,6 +19,10 @@
 #                             (source events included)
 #   ustack_stack_bytes_ratio  the same for the stack records alone (a run
 #                             without stacks gives the source events' bytes)
+#   file_map_refills_per_1k_walks  file table descriptions (path + build-id,
+#                             stack_map_stat file_map_refills) per 1000 user
+#                             stack walks, while FSM_BENCH_PROCS (64) separate
+#                             processes (exec'ed, 8 at a time) run the burst
 set -euo pipefail
 
 ko=${1:?usage: ustack-guest.sh MODULE.ko}
@@ -96,10 +100,31 @@ cookies=$(grep -o -E ' stack_id: .* cookie=\{?0x[0-9a-f]+' $T/trace |
 	grep -o -E '0x[0-9a-f]+$' | grep -v -x 0x0 | sort -u | wc -l)
 nus=$(grep -c ' user_stack: ' $T/trace || true)
 nfm=$(grep -c ' file_map: ' $T/trace || true)
+
+# many processes: each exec maps the program, libc and ld.so anew
+procs=${FSM_BENCH_PROCS:-64}
+reset_trace
+for e in $events; do
+	echo 1 > "$T/events/${e%%:*}/${e#*:}/enable"
+done
+echo 1 > $T/options/stackmap
+echo 1 > $T/tracing_on
+echo 1 > $T/options/stackmap_user
+fr0=$(mstat file_map_refills)
+fw0=$(mstat user_walks_all_instances)
+for ((i = 1; i <= procs; i++)); do
+	"$st" burst 3 &
+	[ $((i % 8)) -ne 0 ] || wait
+done
+wait
+echo 0 > $T/options/stackmap_user
+fr1=$(mstat file_map_refills)
+fw1=$(mstat user_walks_all_instances)
 reset_trace
 awk -v pb="$p_bytes" -v ab="$a_bytes" -v bb="$b_bytes" \
 	-v w="$((w1 - w0))" -v c="$cookies" -v r="$((r1 - r0))" -v q="$((q1 - q0))" -v x="$((x1 - x0))" \
-	-v nus="$nus" -v nfm="$nfm" -v o="$((p_over + a_over + b_over))" 'BEGIN {
+	-v nus="$nus" -v nfm="$nfm" -v o="$((p_over + a_over + b_over))" \
+	-v procs="$procs" -v fr="$((fr1 - fr0))" -v fw="$((fw1 - fw0))" 'BEGIN {
 	printf "events=%s\n", "'"${events// /,}"'"
 	printf "entries_with_requests=%d\n", c
 	printf "entries_queued=%d\n", q
@@ -114,6 +139,10 @@ awk -v pb="$p_bytes" -v ab="$a_bytes" -v bb="$b_bytes" \
 	printf "stackmap_user_bytes=%d\n", bb
 	printf "ustack_bytes_ratio=%.2f\n", ab / bb
 	printf "ustack_stack_bytes_ratio=%.2f\n", (ab - pb) / (bb - pb)
+	printf "file_map_procs=%d\n", procs
+	printf "file_map_walks=%d\n", fw
+	printf "file_map_refills=%d\n", fr
+	printf "file_map_refills_per_1k_walks=%.2f\n", fw ? 1000 * fr / fw : 0
 	if (o > 0) printf "warning=overrun during the bytes runs (%d)\n", o
 }'
 echo 1408 > $T/buffer_size_kb

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fusefn.c - the code that fusecall.c runs from a FUSE file (ustack_fileid).
+ *
+ * Built as a shared object without the C library, mapped by hand (never by
+ * ld.so, so that its first page, with the ELF header and the build-id note,
+ * is not read), position independent. The function is written in
+ * assembly so that it has a frame record although it is a leaf (GCC sets
+ * up none there): the user stack walk starts here (raw getppid) and
+ * continues into fusecall's own frames.
+ */
+/* long fsm_fuse_fn(long nr): syscall nr, return its result */
+asm(".text\n"
+    ".globl fsm_fuse_fn\n"
+    ".type fsm_fuse_fn, @function\n"
+    "fsm_fuse_fn:\n"
+    "\tpush %rbp\n"
+    "\tmov %rsp, %rbp\n"
+    "\tmov %rdi, %rax\n"
+    "\tsyscall\n"
+    "\tpop %rbp\n"
+    "\tret\n"
+    ".size fsm_fuse_fn, . - fsm_fuse_fn\n");
