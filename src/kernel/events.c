@@ -105,6 +105,9 @@ struct fsm_rec {
 
 static_assert(FSM_DROP_NR_REASONS - 1 <= FSM_SID_REASON_MAX,
 	      "drop reasons do not fit the record's flags");
+/* abi.h's reason 7 "nested" is the one after the map's drop reasons */
+static_assert(FSM_DROP_NR_REASONS == FSM_SID_REASON_NESTED,
+	      "the nested reason collides with a drop reason");
 
 /*
  * Write one record into @file's instance buffer.
@@ -136,7 +139,8 @@ static bool fsm_emit(struct trace_event_file *file, const struct fsm_rec *r)
 	entry->__data_loc_ips = (len << 16) | (off + clen);
 	if (clen)
 		memcpy(entry->__data, &r->cookie, clen);
-	memcpy(entry->__data + clen, r->ips, len);
+	if (len)
+		memcpy(entry->__data + clen, r->ips, len);
 	trace_event_buffer_commit(&fbuffer);
 	return true;
 }
@@ -251,6 +255,32 @@ static void notrace fsm_probe_stack(struct fsm_src *src, struct fsm_inst *inst,
 }
 
 /*
+ * fsm_probe_nested - deeper than task/softirq/irq/NMI: no buffer for the
+ * stack. Still write a record, without id or stack (reason "nested"):
+ * records are paired with their source event by position on the CPU, so a
+ * missing record would pair this event with the next event's stack.
+ * Context: as fsm_probe().
+ */
+static void notrace fsm_probe_nested(struct fsm_src *src,
+				     struct fsm_inst *inst,
+				     struct trace_event_file *file,
+				     struct fsm_inst_pcpu *pc)
+{
+	struct fsm_rec rec = {
+		.stack_id = FSM_STACK_ID_NONE,
+		.gen = READ_ONCE(inst->gen),
+		.src_type = src->type,
+		.flags = FSM_SID_F_FALLBACK,
+		.reason = FSM_SID_REASON_NESTED,
+		.ips = NULL,
+		.nr = 0,
+	};
+
+	fsm_count(&pc->nested);
+	fsm_emit(file, &rec);
+}
+
+/*
  * fsm_probe - tracepoint probe attached to each chosen source event.
  * @data: the struct fsm_src
  *
@@ -300,7 +330,7 @@ static void notrace fsm_probe(void *data)
 		fsm_probe_stack(src, inst, file, map, pc,
 				this_cpu_ptr(&fsm_kstacks)->stacks[level].ips);
 	else
-		fsm_count(&pc->nested);	/* deeper than task/softirq/irq/NMI */
+		fsm_probe_nested(src, inst, file, pc);
 	barrier();
 	__this_cpu_dec(fsm_kstack_reserve);
 }
