@@ -138,8 +138,9 @@ bool layout_of(const fsm_map_params &p, u32 nr_cpus, Layout &l)
 
 /*
  * Compare two stacks of @nr frames. Branch-free accumulation: a hit
- * compares every frame anyway, and a tag match on different stacks is a
- * 1-in-2^32 event.
+ * compares every frame anyway, and a match of the 24-bit tag (and the
+ * generation) on different stacks is about a 1-in-2^24 event per compared
+ * slot.
  */
 FSM_ALWAYS_INLINE bool frames_equal(const u64 *a, const u64 *b, u32 nr)
 {
