@@ -27,6 +27,7 @@
  *                   stack (ustack_abi.h); else empty
  *   unsigned long ips[]   __data_loc array: the stack, innermost first;
  *                   present only with FSM_SID_F_INLINE or FSM_SID_F_FALLBACK
+ *                   (empty in a FALLBACK record with reason nested)
  *
  * stack_map_bin, version 4
  * ------------------------
@@ -80,10 +81,15 @@
 /*
  * Why a FALLBACK record has no id (bits 5..7 of flags, "reason=" in the
  * printed record): 1 map_full, 2 arena_full, 3 probe_limit, 4 busy,
- * 5 resetting, 6 invalid. 0 otherwise.
+ * 5 resetting, 6 invalid, 7 nested. 0 otherwise. Reasons 1..6 carry the
+ * full stack in ips[]. Reason 7 (FSM_SID_REASON_NESTED) carries no stack
+ * (ips[] empty): the probe ran nested deeper than task, softirq, irq and
+ * NMI on its CPU and had no buffer to capture the stack in; the record
+ * still follows its source event so that the pairing by position holds.
  */
 #define FSM_SID_REASON_SHIFT	5
 #define FSM_SID_REASON(flags)	((flags) >> FSM_SID_REASON_SHIFT)
+#define FSM_SID_REASON_NESTED	7
 #define FSM_SID_REASON_MAX	7
 
 #define FSM_MAX_DEPTH		64	/* frames per stack (kernel stacks) */

@@ -46,6 +46,7 @@ import fsmb
 
 F_INLINE, F_FALLBACK, F_TRUNCATED, F_RESET, F_NEW = 1, 2, 4, 8, 16
 NONE_ID = 0xFFFFFFFF
+REASON_NESTED = 7   # abi.h FSM_SID_REASON_NESTED
 
 LINE = fsmb.LINE        # one trace line (tracefs "trace" or trace-cmd report)
 # gen is the low 8 bits of the generation; arrays print as {0x1,0x2}
@@ -150,13 +151,20 @@ def sid_fields(rest):
 
 def trace_counts(path):
     c = dict(records=0, inline=0, fallback=0, truncated=0, reset=0,
-             plain=0, bad=0)
+             plain=0, bad=0, nested=0)
     for cpu, ev, rest in records(path):
         if ev != "stack_id":
             continue
         f = sid_fields(rest)
         if f["flags"] & F_RESET:
             c["reset"] += 1
+            continue
+        if f["reason"] == REASON_NESTED:
+            # no buffer for the stack: FALLBACK, id NONE, no ips; not a
+            # request (stat nested_dropped, not records/fallbacks)
+            c["nested"] += 1
+            if f["flags"] != F_FALLBACK or f["id"] != NONE_ID or f["nips"]:
+                c["bad"] += 1
             continue
         c["records"] += 1
         if f["flags"] & F_INLINE:
@@ -334,6 +342,8 @@ def cmd_consistent(c, statf, binf, mapf, tracef, *opts):
              tc["fallback"], n("fallbacks"))
         c.eq("fallbacks = drops (each drop has a full-stack record)",
              n("fallbacks"), n("drops"))
+        c.eq("stat nested_dropped = nested records in the trace",
+             tc["nested"], n("nested_dropped"))
     else:
         c.diag("records_lost=%s: trace counts not compared" %
                st["records_lost"])

@@ -138,8 +138,9 @@ bool layout_of(const fsm_map_params &p, u32 nr_cpus, Layout &l)
 
 /*
  * Compare two stacks of @nr frames. Branch-free accumulation: a hit
- * compares every frame anyway, and a tag match on different stacks is a
- * 1-in-2^32 event.
+ * compares every frame anyway, and a match of the 24-bit tag (and the
+ * generation) on different stacks is about a 1-in-2^24 event per compared
+ * slot.
  */
 FSM_ALWAYS_INLINE bool frames_equal(const u64 *a, const u64 *b, u32 nr)
 {
@@ -246,10 +247,19 @@ FSM_ALWAYS_INLINE u32 StackMap::this_cpu() const
  * twice. With cmpxchg the loser's increment is simply lost: counts stay a
  * lower bound, never inflated. One attempt, no retry (bounded).
  *
- * Ordering: relaxed everywhere; these are statistics and publish nothing.
- * Replacing the word before adding to hit_total_ means a concurrent reader
- * (hits_of()) may miss the evicted count for a moment, never see it twice.
- * hit_total_[id] was zeroed by the publisher before (P2)/(P3), i.e. before
+ * Ordering: these are statistics and publish nothing, but a reader
+ * (hits_of()) must not count an evicted count twice: once in hit_total_
+ * and once more in the cache word it was evicted from. The eviction
+ * replaces the word (cmpxchg) and then adds to hit_total_ with a release
+ * fetch_add; hits_of() loads hit_total_ with acquire before it loads the
+ * words. If the reader's acquire load sees the added count (or any later
+ * value: later fetch_adds are RMWs and continue the release sequence), it
+ * synchronizes with the release, so the word replacement happens before
+ * its word loads and the evicted count is no longer there. A reader that
+ * does not see the add may miss the count for a moment, never see it
+ * twice. With relaxed on both sides a weakly ordered CPU (arm64) could let
+ * the reader see the new total and the old word. The hit path itself stays
+ * relaxed. hit_total_[id] was zeroed by the publisher before (P2)/(P3), i.e. before
  * any inserter could learn @id, so no flush of this generation precedes it.
  */
 FSM_ALWAYS_INLINE void StackMap::count_hit(u32 cpu, u32 gen, u32 id)
@@ -264,14 +274,15 @@ FSM_ALWAYS_INLINE void StackMap::count_hit(u32 cpu, u32 gen, u32 id)
 	}
 	if (w.cmpxchg(cur, key | 1, relaxed, relaxed) && cur &&
 	    hc_gen8(cur) == gen8(gen))
-		hit_total_[hc_id(cur)].fetch_add(hc_count(cur), relaxed);
+		hit_total_[hc_id(cur)].fetch_add(hc_count(cur), release);
 }
 
 /* Hits of @id in generation @gen: flushed total plus every CPU's cache. */
 u64 StackMap::hits_of(u32 gen, u32 id) const
 {
 	const u64 key = hc_key(gen, id);
-	u64 sum = hit_total_[id].load(relaxed);
+	/* acquire: pairs with count_hit()'s release fetch_add (see there) */
+	u64 sum = hit_total_[id].load(acquire);
 
 	for (u32 c = 0; c < nr_shards_; c++) {
 		const u64 w = hit_cache_[(u64)c * (hit_cache_mask_ + 1) +

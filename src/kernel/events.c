@@ -73,7 +73,9 @@ static_assert(FSM_STACK_ID_NONE == FSM_ID_NONE, "abi.h and fsm_core.h disagree")
  * one buffer per context level that can nest on a CPU (task, softirq, irq,
  * NMI), the way the kernel's own ftrace_stacks work for stack traces
  * (kernel/trace/trace.c, __ftrace_trace_stack()). 4 * 576 = 2304 bytes per
- * CPU for the whole module.
+ * CPU for the whole module, from alloc_percpu() at load (not a static
+ * DEFINE_PER_CPU: those come from the 8 KiB PERCPU_MODULE_RESERVE that
+ * every module of the host shares, and insmod fails when it runs out).
  */
 #define FSM_CAPTURE_DEPTH	(FSM_MAX_KERNEL_DEPTH + 8)
 #define FSM_KSTACK_NESTING	4
@@ -84,10 +86,16 @@ struct fsm_kstack {
 
 struct fsm_kstacks {
 	struct fsm_kstack stacks[FSM_KSTACK_NESTING];
+	int reserve;	/* levels in use on this CPU */
 };
 
-static DEFINE_PER_CPU(struct fsm_kstacks, fsm_kstacks);
-static DEFINE_PER_CPU(int, fsm_kstack_reserve);
+/*
+ * Set by fsm_events_init() before any probe is registered (registration
+ * publishes the probe with rcu_assign_pointer(), which orders this store
+ * before the probe's load); freed by fsm_events_exit() after
+ * tracepoint_synchronize_unregister().
+ */
+static struct fsm_kstacks __percpu *fsm_kstacks __read_mostly;
 /* Frames of the unwinder itself that may precede our own frames. */
 #define FSM_TRIM_SCAN		8
 
@@ -105,6 +113,9 @@ struct fsm_rec {
 
 static_assert(FSM_DROP_NR_REASONS - 1 <= FSM_SID_REASON_MAX,
 	      "drop reasons do not fit the record's flags");
+/* abi.h's reason 7 "nested" is the one after the map's drop reasons */
+static_assert(FSM_DROP_NR_REASONS == FSM_SID_REASON_NESTED,
+	      "the nested reason collides with a drop reason");
 
 /*
  * Write one record into @file's instance buffer.
@@ -136,7 +147,8 @@ static bool fsm_emit(struct trace_event_file *file, const struct fsm_rec *r)
 	entry->__data_loc_ips = (len << 16) | (off + clen);
 	if (clen)
 		memcpy(entry->__data, &r->cookie, clen);
-	memcpy(entry->__data + clen, r->ips, len);
+	if (len)
+		memcpy(entry->__data + clen, r->ips, len);
 	trace_event_buffer_commit(&fbuffer);
 	return true;
 }
@@ -251,6 +263,32 @@ static void notrace fsm_probe_stack(struct fsm_src *src, struct fsm_inst *inst,
 }
 
 /*
+ * fsm_probe_nested - deeper than task/softirq/irq/NMI: no buffer for the
+ * stack. Still write a record, without id or stack (reason "nested"):
+ * records are paired with their source event by position on the CPU, so a
+ * missing record would pair this event with the next event's stack.
+ * Context: as fsm_probe().
+ */
+static void notrace fsm_probe_nested(struct fsm_src *src,
+				     struct fsm_inst *inst,
+				     struct trace_event_file *file,
+				     struct fsm_inst_pcpu *pc)
+{
+	struct fsm_rec rec = {
+		.stack_id = FSM_STACK_ID_NONE,
+		.gen = READ_ONCE(inst->gen),
+		.src_type = src->type,
+		.flags = FSM_SID_F_FALLBACK,
+		.reason = FSM_SID_REASON_NESTED,
+		.ips = NULL,
+		.nr = 0,
+	};
+
+	fsm_count(&pc->nested);
+	fsm_emit(file, &rec);
+}
+
+/*
  * fsm_probe - tracepoint probe attached to each chosen source event.
  * @data: the struct fsm_src
  *
@@ -264,6 +302,7 @@ static void notrace fsm_probe(void *data)
 	struct fsm_inst *inst = src->inst;
 	struct trace_event_file *file;
 	struct fsm_inst_pcpu *pc;
+	struct fsm_kstacks *ks;
 	unsigned long sflags;
 	struct fsm_map *map;
 	int level;
@@ -294,15 +333,15 @@ static void notrace fsm_probe(void *data)
 	 * has restored it when it returns. barrier() keeps the compiler from
 	 * moving buffer accesses outside the reservation.
 	 */
-	level = __this_cpu_inc_return(fsm_kstack_reserve) - 1;
+	ks = this_cpu_ptr(fsm_kstacks);
+	level = __this_cpu_inc_return(fsm_kstacks->reserve) - 1;
 	barrier();
 	if (likely(level < FSM_KSTACK_NESTING))
-		fsm_probe_stack(src, inst, file, map, pc,
-				this_cpu_ptr(&fsm_kstacks)->stacks[level].ips);
+		fsm_probe_stack(src, inst, file, map, pc, ks->stacks[level].ips);
 	else
-		fsm_count(&pc->nested);	/* deeper than task/softirq/irq/NMI */
+		fsm_probe_nested(src, inst, file, pc);
 	barrier();
-	__this_cpu_dec(fsm_kstack_reserve);
+	__this_cpu_dec(fsm_kstacks->reserve);
 }
 
 /**
@@ -563,10 +602,11 @@ int fsm_inst_set_recording(struct fsm_inst *inst, bool on)
 }
 
 /**
- * fsm_events_init - check that the event class is routed through us.
- * Context: task (module init).
- * Return: 0, or -EINVAL if the TRACE_EVENT expansion did not pick up
- * fsm_event_reg() (a kernel whose macros changed).
+ * fsm_events_init - check that the event class is routed through us and
+ * allocate the probes' per-CPU stack buffers.
+ * Context: task (module init), before any probe is registered.
+ * Return: 0, -EINVAL if the TRACE_EVENT expansion did not pick up
+ * fsm_event_reg() (a kernel whose macros changed), or -ENOMEM.
  */
 int fsm_events_init(void)
 {
@@ -574,14 +614,21 @@ int fsm_events_init(void)
 		pr_err("stackmap:stack_id is not routed through the module's .reg\n");
 		return -EINVAL;
 	}
+	fsm_kstacks = alloc_percpu(struct fsm_kstacks);
+	if (!fsm_kstacks)
+		return -ENOMEM;
 	return 0;
 }
 
 /**
- * fsm_events_exit - nothing to undo: the event goes away with the module;
- * fsm_event_reg() answers the UNREGISTER calls of that removal.
- * Context: task (module exit).
+ * fsm_events_exit - free the per-CPU stack buffers. The event goes away
+ * with the module; fsm_event_reg() answers the UNREGISTER calls of that
+ * removal.
+ * Context: task (module exit or failed init), after every probe was
+ * unregistered and tracepoint_synchronize_unregister() returned.
  */
 void fsm_events_exit(void)
 {
+	free_percpu(fsm_kstacks);
+	fsm_kstacks = NULL;
 }
