@@ -6,9 +6,7 @@
 # not cleared), not when the last token was held across writes and fails
 # later (next write or close), not in part. A write is applied (all its
 # complete tokens) or refused whole, and a refused write does not drop the
-# token held before it. Long lists work in 4096-byte writes (stdio). A
-# write whose buffer faults for a long time does not block the other
-# writers of the open file (userfaultfd, where the kernel has it).
+# token held before it. Long lists work in 4096-byte writes (stdio).
 export KO=${1:-}
 # shellcheck source=selftests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -21,7 +19,6 @@ wra() { printf '%s' "$2" >>"$1"; }
 w3() { printf '%s' "$1" >&3; }
 
 OLD=$'sched:sched_wakeup\nsched:sched_process_fork'
-P=$TMPD/events_uffd
 
 # Lists longer than one write: alternating 19-byte tokens, so that the
 # 4096- and 8192-byte boundaries of dd bs=4096 fall inside a token
@@ -36,7 +33,6 @@ printf '%s' "$L9K" >"$TMPD/l9k"
 NEW=$'sched:sched_wakeup\nsched:sched_switch'
 
 check "insmod" load bits=10
-check "gcc events_uffd.c" gcc -O2 -Wall -pthread -o "$P" "$HERE/prog/events_uffd.c"
 mkdir "$T/instances/atomic"
 wait_for "$T/instances/atomic/stack_map_events"
 
@@ -132,22 +128,6 @@ for D in "$T" "$T/instances/atomic"; do
 	check_eq "$L ... sched_switch added" "$(<"$E")" \
 		"$OLD"$'\nsched:sched_switch'
 
-	# A writer whose buffer faults (userfaultfd, never filled until the
-	# other writer is done) must not block the other writers of the file.
-	set_old
-	"$P" "$E" $'sched:sched_waking\n' $'sched:sched_switch\n' \
-		>"$TMPD/out" 2>"$TMPD/err"
-	rc=$?
-	if [ $rc = 77 ]; then
-		ok "$L faulting writer # SKIP $(<"$TMPD/err")"
-	else
-		check_eq "$L faulting writer: the other writer went on (5 s)" \
-			"$rc $(<"$TMPD/out") $(<"$TMPD/err")" \
-			"0 b_in_time 1 a=19 b=19 "
-		check_eq "$L ... both applied, the faulting one last" \
-			"$(<"$E")" \
-			"$OLD"$'\nsched:sched_switch\nsched:sched_waking'
-	fi
 
 	# '>' opens: a refused first write, then a good one in the same open
 	set_old
