@@ -79,9 +79,11 @@ for D in "$T" "$T/instances/atomic"; do
 	check_eq "$L ... sched_switch added, the held token refused at close" \
 		"$(<"$E")" "$OLD"$'\nsched:sched_switch'
 	# no write can fail any more: the reason, then what happened at close
-	check_eq "$L ... two dmesg lines (why, and 'at close ... set unchanged')" \
-		"$(kmsg_since | count_ours)" 2
-	check "$L ... the second says the set is unchanged" \
+	# (at most two lines: the "why" line is ratelimited, shared with the
+	# refusals above)
+	check "$L ... at most two dmesg lines (why, and 'at close')" \
+		test "$(kmsg_since | count_ours)" -le 2
+	check "$L ... one says the set is unchanged" \
 		eval "kmsg_since | grep -q 'at close: error -22, set unchanged'"
 	set_old
 	check "$L '>' 'sched:sched_switc' (held to close)" \
