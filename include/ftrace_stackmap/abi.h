@@ -110,7 +110,13 @@
  *          set): the user sections describe it
  * HIDDEN:  the reader's credentials may not see kernel addresses (the
  *          policy of /proc/kallsyms, decided at open): every kernel ip and
- *          ref_symbol_addr are 0; ids, depths and hits are as usual
+ *          ref_symbol_addr are 0; ids, depths and hits are as usual.
+ *          This flag changes what fields mean without a new FSMB_VERSION
+ *          (it came within version 4, which tools may already parse): a
+ *          parser must test it before it relocates or symbolizes kernel
+ *          ips (ref_symbol_addr 0 is no KASLR offset: do not subtract it,
+ *          and do not look up ip 0) and must accept it in any version 4
+ *          file. User stacks and the file table are not affected.
  */
 #define FSMB_F_KERNEL		0x1
 #define FSMB_F_PARTIAL		0x2

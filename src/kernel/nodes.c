@@ -681,10 +681,11 @@ static const struct file_operations fsm_stat_fops = {
 /* ---- stack_map_events ---- */
 
 /*
- * Longest text held across write() calls (an unfinished last token and
- * the rest of its write, see fsm_events_write()): the limit of one
- * fsm_sources_update() call.
+ * Largest write() accepted, and longest unfinished token held across
+ * writes (see fsm_events_write()). A write is applied together with the
+ * token held before it: at most FSM_SRC_TEXT_MAX bytes at once.
  */
+#define FSM_EV_WRITE_MAX	4096
 #define FSM_EV_HELD		4096
 
 /*
@@ -698,7 +699,7 @@ struct fsm_ev_ctx {
 	struct fsm_inst *inst;
 	struct mutex lock;
 	bool replace;	/* O_TRUNC open, nothing applied yet: the text replaces the set */
-	size_t len;	/* bytes held in @held */
+	size_t len;	/* bytes held in @held: one unfinished token */
 	char held[FSM_EV_HELD + 1];
 };
 
@@ -738,92 +739,117 @@ static bool fsm_is_sep(char c)
 }
 
 /*
- * Apply @text (NUL-terminated) as one whole: every token or none.
+ * The part of fsm_events_write() under c->lock. @text has room for the
+ * held token in front of it: text[-FSM_EV_HELD..-1] is free. @cnt bytes
+ * of the write follow, NUL-terminated, with no NUL among them. Changes
+ * c->held, c->len and c->replace only on success.
  * Context: task, c->lock held.
  */
-static int fsm_events_apply(struct fsm_ev_ctx *c, const char *text)
+static int fsm_events_take(struct fsm_ev_ctx *c, char *text, size_t cnt)
 {
+	size_t total, cut, tail = 0, done, i;
+	bool blank = true;
+	char save;
 	int ret;
 
 	lockdep_assert_held(&c->lock);
-	ret = fsm_sources_update(c->inst, text,
-				 c->replace ? FSM_SRC_REPLACE : 0);
-	c->len = 0;
+	/* the held token, then the write: one text */
+	text -= c->len;
+	memcpy(text, c->held, c->len);
+	total = c->len + cnt;
+
+	for (cut = total; cut && !fsm_is_sep(text[cut - 1]); cut--)
+		;
+	if (cut < total &&
+	    fsm_sources_classify(c->inst, text + cut) == FSM_TOK_PREFIX)
+		tail = total - cut;	/* unfinished last token: hold it */
+	if (tail > FSM_EV_HELD) {
+		pr_warn_ratelimited("stack_map_events: unfinished token longer than %d bytes\n",
+				    FSM_EV_HELD);
+		return -EINVAL;
+	}
+	done = total - tail;
+	for (i = 0; i < done; i++)
+		blank &= fsm_is_sep(text[i]);
 	/*
-	 * Applied: later writes of this open add to the set. Refused: the set
-	 * is as it was before, and stays so (a refused "echo ... >" does not
-	 * clear it at close either).
+	 * Apply the complete part, all of it or nothing. Blank: nothing to
+	 * apply, except "echo > stack_map_events" (O_TRUNC, blank, nothing
+	 * held): that clears. An O_TRUNC open whose complete part is blank
+	 * but holds a token replaces the set when that token is applied.
 	 */
-	c->replace = false;
-	return ret;
+	if (!blank || (c->replace && !tail)) {
+		save = text[done];
+		text[done] = '\0';
+		ret = fsm_sources_update(c->inst, text,
+					 c->replace ? FSM_SRC_REPLACE : 0);
+		text[done] = save;
+		if (ret)
+			return ret;
+		c->replace = false;
+	}
+	memcpy(c->held, text + done, tail);
+	c->held[tail] = '\0';
+	c->len = tail;
+	return 0;
 }
 
 /*
  * The unit of a change is the write() call: the set changes by all of its
- * tokens or not at all. A write whose last token is unfinished, i.e. not
- * ended by a separator while more text could still make it valid
+ * complete tokens or not at all. A token is complete when a separator
+ * follows it, or when it is the last one and names an event exactly or
+ * cannot become valid. A last token that more text could still make valid
  * (fsm_sources_classify(): "sched:sched_sw", or "sched" which could become
- * "sched:..."), is held whole (nothing of it is applied) and applied
- * together with the next write() of this open file, or at close; so any
- * write size (dd bs=1) gives the same result, and a held text that turns
- * out invalid changes nothing. An error found at close can only be
- * reported in dmesg. After a refused write, the set is exactly what it was
- * before the write and the held text is dropped.
+ * "sched:...") is held: the write applies its complete tokens, is
+ * accepted, and the held token is put in front of the next write() of
+ * this open file, or applied at close. So a long list written in 4096-byte
+ * pieces (stdio) or with any write size (dd bs=1) gives the same result.
+ * A refused write changes nothing: the set stays as it was and the token
+ * held before it stays held (the bytes of accepted writes are never
+ * dropped); it also ends a pending O_TRUNC replace (a refused
+ * "echo ... >" does not clear the set, not even at close). An error of
+ * the held token found at close can only be reported in dmesg.
+ *
+ * The user's bytes are copied before c->lock is taken: a buffer that
+ * faults slowly (userfaultfd, a file on a hung FUSE mount) blocks its own
+ * writer only, not the other writers of this file.
  */
 static ssize_t fsm_events_write(struct file *file, const char __user *ubuf,
 				size_t cnt, loff_t *ppos)
 {
 	struct fsm_ev_ctx *c = ((struct seq_file *)file->private_data)->private;
-	size_t total, cut, i;
-	bool blank = true;
-	char *text;
+	char *buf, *text;
 	int ret = 0;
 
-	if (cnt > FSM_EV_HELD) {
+	BUILD_BUG_ON(FSM_EV_HELD + FSM_EV_WRITE_MAX > FSM_SRC_TEXT_MAX);
+	if (cnt > FSM_EV_WRITE_MAX) {
 		pr_warn_ratelimited("stack_map_events: write of %zu bytes, at most %d\n",
-				    cnt, FSM_EV_HELD);
+				    cnt, FSM_EV_WRITE_MAX);
 		return -EINVAL;
 	}
-	mutex_lock(&c->lock);
-	/* c->len is stable from here on: no other write of this file runs */
-	total = c->len + cnt;
-	if (total > FSM_EV_HELD) {
-		pr_warn_ratelimited("stack_map_events: unfinished text longer than %d bytes\n",
-				    FSM_EV_HELD);
-		ret = -EINVAL;
-		goto drop;
-	}
-	text = c->held;
-	if (copy_from_user(text + c->len, ubuf, cnt)) {
+	/* room for the held token in front of the write */
+	buf = kmalloc(FSM_EV_HELD + cnt + 1, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	text = buf + FSM_EV_HELD;
+	if (copy_from_user(text, ubuf, cnt)) {
 		ret = -EFAULT;
-		goto drop;
+	} else {
+		text[cnt] = '\0';
+		if (strnlen(text, cnt) != cnt) {
+			pr_warn_ratelimited("stack_map_events: NUL byte in the text\n");
+			ret = -EINVAL;
+		}
 	}
-	text[total] = '\0';
-	if (strnlen(text, total) != total) {
-		pr_warn_ratelimited("stack_map_events: NUL byte in the text\n");
-		ret = -EINVAL;
-		goto drop;
+	if (mutex_lock_killable(&c->lock)) {
+		kfree(buf);
+		return -EINTR;
 	}
-
-	for (cut = total; cut && !fsm_is_sep(text[cut - 1]); cut--)
-		;
-	if (cut < total &&
-	    fsm_sources_classify(c->inst, text + cut) == FSM_TOK_PREFIX) {
-		/* unfinished last token: hold everything, apply nothing yet */
-		c->len = total;
-		goto out;
-	}
-	for (i = 0; i < total; i++)
-		blank &= fsm_is_sep(text[i]);
-	/* "echo > stack_map_events": O_TRUNC + blank text clears */
-	if (!blank || c->replace)
-		ret = fsm_events_apply(c, text);
-drop:
-	c->len = 0;
+	if (!ret)
+		ret = fsm_events_take(c, text, cnt);
 	if (ret)
 		c->replace = false;	/* refused: the old set stays */
-out:
 	mutex_unlock(&c->lock);
+	kfree(buf);
 	return ret ? ret : cnt;
 }
 
@@ -835,9 +861,10 @@ static int fsm_events_release(struct inode *inode, struct file *file)
 	/* the last reference: no write can run, the lock is for lockdep */
 	mutex_lock(&c->lock);
 	if (c->len || c->replace) {
-		/* held text, or an O_TRUNC open without any write */
+		/* a held token, or an O_TRUNC open without any write */
 		c->held[c->len] = '\0';
-		ret = fsm_events_apply(c, c->held);
+		ret = fsm_sources_update(c->inst, c->held,
+					 c->replace ? FSM_SRC_REPLACE : 0);
 		if (ret)
 			pr_warn_ratelimited("stack_map_events: '%.64s' at close: error %d, set unchanged\n",
 					    c->held, ret);

@@ -45,9 +45,6 @@
 #define fsm_warn(who, fmt, ...) \
 	pr_warn_ratelimited("%s: " fmt, who, ##__VA_ARGS__)
 
-/* Longest text accepted at once (stack_map_events write, events=). */
-#define FSM_SRC_TEXT_MAX	4096
-
 /* One token: a pattern, and what it resolved to (positive tokens). */
 struct fsm_tok {
 	bool neg;

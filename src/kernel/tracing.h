@@ -210,6 +210,11 @@ int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
 #define FSM_SRC_REPLACE		0x1
 #define FSM_SRC_DEFAULTS	0x2
 #define FSM_SRC_PARAM		0x4
+/*
+ * Longest text of one fsm_sources_update() call: a stack_map_events write
+ * (4096 bytes) and the unfinished token held before it (4096 bytes at most).
+ */
+#define FSM_SRC_TEXT_MAX	8192
 int fsm_sources_update(struct fsm_inst *inst, const char *text,
 		       unsigned int mode);
 int fsm_sources_show(struct seq_file *m, struct fsm_inst *inst);
