@@ -220,7 +220,7 @@ unsigned long fsm_compat_symbol_size(unsigned long addr, unsigned long *start);
  * fsm_compat_kfree_task_work - kfree() as a task work function.
  *
  * For a work object whose callback_head is its first member: running it
- * frees the object, with no module code (ustack.c's unload). Calls kfree()
+ * frees the object, with no module code (ustack_work.c's unload). Calls kfree()
  * through a pointer of another prototype (a const void * argument in the
  * same register): fine without kernel control-flow integrity, which would
  * trap on the prototype mismatch; such a kernel fails the build here.

@@ -82,7 +82,7 @@ enum fsm_node {
 	FSM_NODE_BIN,		/* stack_map_bin */
 	FSM_NODE_EVENTS,	/* stack_map_events */
 	FSM_NODE_OPTION,	/* options/stackmap */
-	FSM_NODE_UOPTION,	/* options/stackmap_user (ustack.c) */
+	FSM_NODE_UOPTION,	/* options/stackmap_user (ustack_deliver.c) */
 	FSM_NR_NODES
 };
 
@@ -143,7 +143,7 @@ struct fsm_src {
  * @map_rwsem:  reset (write) against readers of the map (read)
  * @gen:        current generation (written under @map_rwsem held for write)
  * @resets:     resets done (under @map_rwsem)
- * @umap:       the user stack map (ustack.c), NULL until options/
+ * @umap:       the user stack map (ustack_deliver.c), NULL until options/
  *              stackmap_user is first set; published once with
  *              smp_store_release() (readers: smp_load_acquire()), reset
  *              with @map (under @map_rwsem), freed with the struct

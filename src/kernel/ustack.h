@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ustack.h - deferred user stacks (ustack.c) and file identities (fileid.c).
+ * ustack.h - deferred user stacks (ustack*.c) and file identities (fileid.c).
  *
  * Overview
  * --------
