@@ -96,10 +96,21 @@ int cache_request(fsm_uwc_task &t, u64 sig, u32 instance, u64 *cpu_counter,
 			 * decides; acquire pairs with the harvest's release so that
 			 * a CACHED requester sees the finished result.
 			 */
+			FSM_UWC_TEST_HOOK(t, kHookJoining);
 			const u64 old = AtomicRef(t.req[buf_of(w)]).fetch_or(bit,
 									    acquire);
 
 			cookie = cookie_of(w);
+			/*
+			 * The concurrency contract (unwind_cache.h): not yet
+			 * harvested, so the entry we joined cannot have ended.
+			 * If it did, our bit went into a mask already cleared
+			 * for a later entry. Evaluated only where FSM_ASSERT
+			 * checks. Acquire: a violator's state change precedes
+			 * its clearing of the word we just read.
+			 */
+			FSM_ASSERT((old & kHarvested) ||
+				   cookie_of(AtomicRef(t.state).load(acquire)) == cookie_of(w));
 			if (!(old & kHarvested))
 				return FSM_UWC_PENDING;
 			return (old & bit) ? FSM_UWC_DELIVERED : FSM_UWC_CACHED;
