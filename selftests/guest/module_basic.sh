@@ -61,34 +61,6 @@ check "parameter bits is read-only at runtime" \
 	test "$(stat -c %a /sys/module/ftrace_stackmap/parameters/bits)" = 444
 unload
 
-# The other ranged parameters share bits' rule (src/kernel/param.h):
-# refused with -EINVAL and one dmesg line, never clamped, also at run time.
-for bad in 0 3600001 x; do
-	mark "interval-$bad"
-	if insmod "$ko" file_map_interval_ms="$bad" 2>/dev/null || loaded; then
-		nok "insmod file_map_interval_ms=$bad was accepted"
-		unload
-	else
-		ok "insmod file_map_interval_ms=$bad refused"
-	fi
-	check "file_map_interval_ms=$bad: one clear dmesg line" \
-		test "$(since "interval-$bad" | grep -c "ftrace_stackmap: file_map_interval_ms=$bad out of range (accepted: 1\.\.3600000)")" -eq 1
-done
-if insmod "$ko" file_map_interval_ms=5; then
-	p=/sys/module/ftrace_stackmap/parameters/file_map_interval_ms
-	check "file_map_interval_ms=5 reads back" test "$(cat $p)" = 5
-	mark interval-rt
-	check "runtime file_map_interval_ms=0 refused" eval "! echo 0 > $p"
-	check "... one dmesg line" \
-		test "$(since interval-rt | grep -c 'file_map_interval_ms=0 out of range')" -eq 1
-	check "... value unchanged" test "$(cat $p)" = 5
-	check "runtime file_map_interval_ms=3600000 accepted" eval "echo 3600000 > $p"
-	check "... reads back" test "$(cat $p)" = 3600000
-	unload
-else
-	nok "insmod file_map_interval_ms=5 failed"
-fi
-
 # The C++ self-check ran, and a kernel stack trace taken inside C++ frames
 # unwinds through them (ORC data from objtool) back into the C caller.
 mark selftrace
