@@ -47,7 +47,7 @@ check "report -B: no [FAILED TO PARSE]" eval '! has inst.txt "FAILED TO PARSE"'
 check_eq "report -B: nothing on stderr" "$(<inst.err)" ""
 check "report -B: no unknown event" eval '! grep -qi "unknown" inst.txt'
 check "report -B: stack_id records of the instance" \
-	eval '[[ $(<inst.txt) =~ stack_id:\ stack_id=[0-9]+\ gen=1\ index=[0-9]+ ]]'
+	eval '[[ $(<inst.txt) =~ stack_id:\ +stack_id=[0-9]+\ gen=1\ index=[0-9]+ ]]'
 later tc.inst tracefmt "$TMPD/inst.txt" 10
 cd / || exit 1
 check "rmmod" unload
