@@ -30,6 +30,10 @@ Each check prints "ok - LABEL: what" or "not ok - LABEL: what # why" lines
                             addresses); frames equal the map's (MAP, BIN)
                             for ids of generation GEN (the map's), a
                             "reset since" marker for other generations
+  ustacklines TRACE MAP STAT
+                            the " => path+0xoffset" lines under each
+                            user_stack record equal the map's frames of its
+                            ustack_id (STAT: user_generation)
   consistent STAT BIN MAP TRACE [one] [full] [nofull]
                             stat vs binary export vs text vs trace (see
                             cmd_consistent); "one": a single recording since
@@ -555,6 +559,75 @@ def cmd_tracestack(c, path, mapf, binf, mode, stale="nostale"):
              mode, markers > 0, "none")
 
 
+def parse_user_map(path):
+    """{ustack_id: [frame text]} of the user part of a stack_map file."""
+    out, cur = {}, None
+    hdr = re.compile(r"^ustack_id (\d+) \[")
+    frame = re.compile(r"^  \[\d+\] (.*)$")
+    for line in open(path):
+        line = line.rstrip("\n")
+        m = hdr.match(line)
+        if m:
+            cur = out.setdefault(int(m.group(1)), [])
+            continue
+        m = frame.match(line)
+        if m and cur is not None:
+            cur.append(m.group(1))
+            continue
+        cur = None
+    return out
+
+
+def cmd_ustacklines(c, path, mapf, statf):
+    """The " => " lines under each user_stack record of a tracefs trace:
+    the map's frames of its ustack_id (ids of the map's generation), a
+    marker for another generation, nothing for an empty stack."""
+    umap = parse_user_map(mapf)
+    ugen = int(read_stat(statf)["user_generation"])
+    recs, cur = [], None
+    for line in open(path, errors="replace"):
+        line = line.rstrip("\n")
+        if line.startswith(" => "):
+            if cur is not None:
+                cur[1].append(line[4:])
+            continue
+        cur = None
+        m = LINE.match(line)
+        if m and m.group("event") == "user_stack":
+            f = dict(re.findall(r"(\w+)=(\{[^}]*\}|\S+)", m.group("rest")))
+            cur = (f, [])
+            recs.append(cur)
+    shown, marked, empty, bad = 0, 0, 0, []
+    for f, lines in recs:
+        uid, gen, nr = int(f["ustack_id"]), int(f["gen"]), int(f["nr"])
+        inline = nr > 0
+        if not inline and uid == NONE_ID:
+            empty += 1
+            if lines:
+                bad.append("empty stack with lines %r" % lines[:2])
+            continue
+        if uid == NONE_ID:     # fallback: frames inline, no id
+            ok = len(lines) == nr
+        elif gen == ugen:
+            ok = lines == umap.get(uid)
+        elif inline:
+            ok = len(lines) == nr
+        else:
+            ok = len(lines) == 1 and "reset since" in lines[0]
+            marked += ok
+        if ok:
+            shown += 1
+        else:
+            bad.append("ustack_id %d gen %d: %r, map %r" %
+                       (uid, gen, lines[:2], umap.get(uid, [])[:2]))
+    c.diag("%d user_stack records: %d with their frames, %d markers, "
+           "%d empty" % (len(recs), shown - marked, marked, empty))
+    c.ok("trace: user frames under user_stack records", shown - marked > 0,
+         "none")
+    c.ok("trace: user frames equal the map's (path+0xoffset)", not bad,
+         "%d bad: %s" % (len(bad), "; ".join(bad[:2])))
+
+
 def cmd_kaddr(c, path, mode, ref=None):
     hdr, stacks = read_bin(path)
     ips = [ip for _, _, s in stacks for ip in s]
@@ -589,7 +662,7 @@ def cmd_dump(c, path):
 
 CMDS = dict(bin=cmd_bin, symcheck=cmd_symcheck, order=cmd_order,
             selfcontained=cmd_selfcontained, resetorder=cmd_resetorder,
-            tracestack=cmd_tracestack, consistent=cmd_consistent,
+            tracestack=cmd_tracestack, ustacklines=cmd_ustacklines, consistent=cmd_consistent,
             tracefmt=cmd_tracefmt, kaddr=cmd_kaddr, dump=cmd_dump)
 
 

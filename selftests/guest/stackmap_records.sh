@@ -10,7 +10,8 @@
 #           the stack_reset record that opens it (fsm_check.py resetorder)
 #   output: cat trace shows " => " stack lines under each stack_id record,
 #           equal to the map's stack, with the default options, sym-offset,
-#           sym-addr and raw; after a reset, old records get a marker
+#           sym-addr and raw; after a reset, old records get a marker; and
+#           " => path+0xoffset" lines under each user_stack record
 # shellcheck disable=SC2016,SC2317 # eval '...' expands later, on purpose
 export KO=${1:-}
 # shellcheck source=selftests/guest/lib.sh
@@ -158,6 +159,25 @@ cp "$D/stack_map_bin" "$TMPD/out2.bin"
 cp "$D/trace" "$TMPD/out2.sym"
 check "output: marker for stacks of the old generation" has "$TMPD/out2.sym" "reset since"
 later out.reset tracestack "$TMPD/out2.sym" "$TMPD/out2.map" "$TMPD/out2.bin" sym stale
+rmdir "$D"
+
+# ---- user stacks in the trace file ----
+D=$T/instances/uo
+mkdir "$D"
+wait_for "$D/stack_map"
+echo sched:sched_switch >"$D/stack_map_events"
+echo 1 >"$D/options/stackmap"
+echo 1 >"$D/options/stackmap_user"
+echo 1 >"$D/events/sched/sched_switch/enable"
+workload 10
+echo 0 >"$D/events/enable"
+echo 0 >"$D/options/stackmap_user"
+echo 0 >"$D/options/stackmap"
+cp "$D/trace" "$TMPD/uo.trace"
+cp "$D/stack_map" "$TMPD/uo.map"
+cp "$D/stack_map_stat" "$TMPD/uo.stat"
+check "user output: user_stack records in the trace" has "$TMPD/uo.trace" " user_stack: "
+later uo ustacklines "$TMPD/uo.trace" "$TMPD/uo.map" "$TMPD/uo.stat"
 rmdir "$D"
 check "rmmod" unload
 finish

@@ -760,8 +760,13 @@ static void fsm_print_raw_ip(struct trace_seq *s, unsigned long ip)
 	trace_seq_printf(s, " => %016lx\n", ip);
 }
 
-/* Live instance of @tr, or NULL. Context: rcu_read_lock() held. */
-static struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr)
+/*
+ * fsm_inst_of_tr_rcu - the instance of @tr, for the trace output (also
+ * ustack_deliver.c). Context: rcu_read_lock() held; the instance stays valid
+ * until rcu_read_unlock() (freed after synchronize_rcu()). Return: it, or
+ * NULL.
+ */
+struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr)
 {
 	struct fsm_inst *inst;
 	unsigned long idx;
@@ -883,18 +888,20 @@ static enum print_line_t fsm_fb_raw(struct trace_iterator *iter, int flags,
 }
 
 /*
- * Route @call's output through @funcs: a copy of the kernel's callbacks
- * (register_trace_event() filled in the defaults) with ours in place.
- * Context: module init, the events are registered. The pointer is
- * replaced in one store; a reader of the trace sees either table.
+ * fsm_set_output - route @call's output through @funcs: a copy of the
+ * kernel's callbacks (register_trace_event() filled in the defaults) with
+ * ours in place (@raw NULL: the kernel's). The pointer is replaced in one
+ * store; a reader of the trace sees either table. Context: module init,
+ * the events are registered.
  */
-static void fsm_set_output(struct trace_event_call *call,
-			   struct trace_event_functions *funcs,
-			   trace_print_func trace, trace_print_func raw)
+void fsm_set_output(struct trace_event_call *call,
+		    struct trace_event_functions *funcs,
+		    trace_print_func trace, trace_print_func raw)
 {
 	*funcs = *call->event.funcs;
 	funcs->trace = trace;
-	funcs->raw = raw;
+	if (raw)
+		funcs->raw = raw;
 	WRITE_ONCE(call->event.funcs, funcs);
 }
 

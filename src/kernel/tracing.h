@@ -50,6 +50,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
+#include <linux/trace_events.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
 #include <asm/local64.h>
@@ -202,6 +203,10 @@ int fsm_src_attach_locked(struct fsm_src *src);
 void fsm_src_detach_locked(struct fsm_src *src);
 u64 fsm_write_reset_record(struct fsm_inst *inst, u32 gen);
 void fsm_record_event(struct fsm_inst *inst, struct fsm_src *src);
+struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr);
+void fsm_set_output(struct trace_event_call *call,
+		    struct trace_event_functions *funcs,
+		    trace_print_func trace, trace_print_func raw);
 int fsm_inst_prepare_map(struct fsm_inst *inst);
 int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
 
