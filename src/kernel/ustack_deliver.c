@@ -26,6 +26,7 @@
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
 #include <linux/trace_events.h>
@@ -300,6 +301,88 @@ void fsm_ustack_write_reset(struct fsm_inst *inst, u32 gen)
 		fsm_ust_write_user_stack(inst->id, &r);
 }
 
+/* ---- the trace file: user frames under each user_stack record ---- */
+
+/*
+ * As options/userstacktrace with sym-userobj shows a user stack: one
+ * " => " line per frame, innermost first, here as stack_map prints user
+ * frames (path+0xoffset, [vdso]+0xoffset, [anon] 0xaddress...). The frames
+ * come from the record, or, for a record that carries only its ustack_id,
+ * from the instance's user map when the map is still at the record's
+ * generation (gen is the full generation: the check is exact); otherwise a
+ * marker. Context: any, as the kernel-stack output (events.c): no sleeping
+ * lock, map_rwsem only tried.
+ */
+static struct trace_event_functions fsm_us_funcs;
+
+static void fsm_us_print_frame(struct trace_seq *s, u64 file_id, u64 w)
+{
+	u64 off = w & FSM_UFR_OFFSET_MASK;
+
+	trace_seq_puts(s, " => ");
+	if (w & FSM_UFR_NOVMA)
+		trace_seq_printf(s, "[novma] 0x%llx", off);
+	else if (w & FSM_UFR_ANON)
+		trace_seq_printf(s, "[anon] 0x%llx", off);
+	else if (w & FSM_UFR_VDSO)
+		trace_seq_printf(s, "[vdso]+0x%llx", off);
+	else if (w & FSM_UFR_SPECIAL)
+		trace_seq_printf(s, "[special] 0x%llx", off);
+	else
+		fsm_fileid_trace_seq(s, file_id, off);
+	trace_seq_putc(s, '\n');
+}
+
+static void fsm_us_print_map(struct trace_iterator *iter, u32 id, u32 gen)
+{
+	struct trace_seq *s = &iter->seq;
+	const unsigned long long *w;
+	struct fsm_inst *inst;
+	struct fsm_map *umap;
+	unsigned int nw, i;
+
+	rcu_read_lock();
+	inst = fsm_inst_of_tr_rcu(iter->tr);
+	if (!inst || !down_read_trylock(&inst->map_rwsem)) {
+		trace_seq_puts(s, " => <user stack map busy or gone: stack not shown>\n");
+		goto out;
+	}
+	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
+	umap = smp_load_acquire(&inst->umap);
+	if (!umap || inst->ugen != gen)
+		trace_seq_printf(s, " => <user stack of generation %u not in the map: reset since>\n",
+				 gen);
+	else if (fsm_map_lookup_id(umap, id, &w, &nw, NULL) || nw < FSM_UKEY_HDR)
+		trace_seq_printf(s, " => <ustack_id %u not in the map>\n", id);
+	else
+		for (i = FSM_UKEY_HDR; i + 1 < nw && !trace_seq_has_overflowed(s);
+		     i += 2)
+			fsm_us_print_frame(s, w[i], w[i + 1]);
+	up_read(&inst->map_rwsem);
+out:
+	rcu_read_unlock();
+}
+
+static enum print_line_t fsm_us_trace(struct trace_iterator *iter, int flags,
+				      struct trace_event *event)
+{
+	struct trace_event_raw_user_stack *e = (void *)iter->ent;
+	const u64 *fr = (void *)e + (e->__data_loc_frames & 0xffff);
+	unsigned int i, n = (e->__data_loc_frames >> 16) / (2 * sizeof(u64));
+	enum print_line_t ret;
+
+	ret = trace_raw_output_user_stack(iter, flags, event);
+	if (ret != TRACE_TYPE_HANDLED)
+		return ret;
+	if (n) {
+		for (i = 0; i < n && !trace_seq_has_overflowed(&iter->seq); i++)
+			fsm_us_print_frame(&iter->seq, fr[2 * i], fr[2 * i + 1]);
+	} else if (e->ustack_id != FSM_USTACK_ID_NONE) {
+		fsm_us_print_map(iter, e->ustack_id, e->gen);
+	}
+	return trace_handle_return(&iter->seq);
+}
+
 /* ---- events, option, statistics ---- */
 
 /*
@@ -313,6 +396,7 @@ int fsm_ust_events_check(void)
 		pr_err("user-stack events are not routed through the module's .reg\n");
 		return -EINVAL;
 	}
+	fsm_set_output(&event_user_stack, &fsm_us_funcs, fsm_us_trace, NULL);
 	return 0;
 }
 
