@@ -34,8 +34,13 @@ for bad in 0 1048577 abc; do
 	check_fail "insmod memory_budget_mb=$bad refused" load memory_budget_mb=$bad
 	is_loaded && unload
 	check_eq "memory_budget_mb=$bad: one dmesg line" \
-		"$(kmsg_since | grep -c "ftrace_stackmap: memory_budget_mb=$bad out of range (accepted: 1\.\.1048576)")" 1
+		"$(kmsg_since | grep -cE "ftrace_stackmap: memory_budget_mb=$bad (out of range|is not a decimal number) \(accepted: 1\.\.1048576\)")" 1
 done
+# Decimal only: a leading zero is not octal (base 0 read "0100" as 64)
+check "insmod memory_budget_mb=0100" load memory_budget_mb=0100
+check_eq "memory_budget_mb=0100 reads back as 100" \
+	"$(cat /sys/module/ftrace_stackmap/parameters/memory_budget_mb)" 100
+unload
 
 check "insmod bits=14 memory_budget_mb=1" load bits=14 memory_budget_mb=1 \
 	events=sched:sched_switch

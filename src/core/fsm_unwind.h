@@ -302,7 +302,11 @@ int fsm_uwc_read(const struct fsm_uwc_task *t, unsigned long long cookie,
  * do see a return to user space (e.g. a sys_exit probe): the next request
  * then starts a new entry whatever its signature. A pending walk is left
  * alone (its task work still runs).
- * Context: the task owning @t, any context.
+ * Context: the task owning @t, never nested on a request of the same task
+ * (an interrupt that ends the entry while a task-context requester is
+ * between its DONE check and its request bit would let that bit leak into
+ * the next entry; debug builds trap on it, see unwind_cache.h). The kernel
+ * glue calls it only from the task work, in task context.
  */
 void fsm_uwc_entry_exit(struct fsm_uwc_task *t);
 

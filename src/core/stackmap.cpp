@@ -307,7 +307,29 @@ FSM_ALWAYS_INLINE void StackMap::count_hit(u32 cpu, u32 gen, u32 id)
 	cur = set[victim].load(relaxed);
 	if (set[victim].cmpxchg(cur, key | 1, relaxed, relaxed) && cur &&
 	    hc_gen8(cur) == gen8(gen))
-		hit_total_[hc_id(cur)].fetch_add(hc_count(cur), release);
+		add_hit_total(hc_id(cur), hc_count(cur));
+}
+
+/*
+ * Add an evicted way's count to hit_total_[id], saturating at 2^32 - 1: a
+ * u32 total that wrapped (one stack, 2^32 hits in one generation: hours at
+ * high event rates) would turn the lower bound into a small number. A
+ * bounded number of cmpxchg attempts; if every one loses against other
+ * CPUs' flushes, the count is dropped (still a lower bound, never
+ * inflated). A successful cmpxchg is an RMW with release order, so it
+ * continues the release sequence that hits_of()'s acquire load relies on,
+ * exactly as the fetch_add it replaces (see count_hit()).
+ */
+void StackMap::add_hit_total(u32 id, u32 n)
+{
+	u32 old = hit_total_[id].load(relaxed);
+
+	for (u32 tries = 0; tries < kHitTotalTries; tries++) {
+		const u32 sum = hit_sat_add(old, n);
+
+		if (sum == old || hit_total_[id].cmpxchg(old, sum, release, relaxed))
+			return;
+	}
 }
 
 /* Hits of @id in generation @gen: flushed total plus every CPU's cache. */

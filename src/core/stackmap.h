@@ -101,6 +101,10 @@ inline constexpr u32 kEmitRetries = 4;
  */
 inline constexpr u32 kHitCacheEntries = 256;
 inline constexpr u32 kHitCacheWays = 8;
+/* cmpxchg attempts of a saturating add to a hit total (add_hit_total()) */
+inline constexpr u32 kHitTotalTries = 4;
+/* a + b, or 2^32 - 1 where that wraps (hit totals saturate) */
+constexpr u32 hit_sat_add(u32 a, u32 b) { return a + b < a ? 0xffffffffu : a + b; }
 /*
  * cpu_relax() iterations reset() spins, preemption off, waiting for the
  * inserts in flight on one CPU before it lets others run (and re-checks).
@@ -265,6 +269,7 @@ private:
 	int finish_hit(u32 cpu, Record *rec, u32 gen, u32 epoch,
 		       fsm_insert_result *res);
 	void count_hit(u32 cpu, u32 gen, u32 id);
+	void add_hit_total(u32 id, u32 n);
 	u64 hits_of(u32 gen, u32 id) const;
 	template <typename T, typename Stale>
 	void scrub(Atomic<T> *words, u64 n, Stale stale);

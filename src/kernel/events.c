@@ -504,8 +504,9 @@ static void fsm_detach_all_locked(struct fsm_inst *inst)
  * global lock held; the REGISTER callback, which runs under event_mutex,
  * then finds it. Enabling events/stackmap/stack_id directly calls it from
  * that callback (fsm_register()), with event_mutex held by the kernel but
- * not fsm_mutex. Two callers race harmlessly: both allocate, the first to
- * publish under fsm_mutex wins, the other frees its map.
+ * not fsm_mutex. Two callers are serialised by the instance's
+ * map_alloc_mutex: the second finds the first one's map (never a second
+ * allocation, which could fail the memory budget for nothing).
  * Context: task, fsm_mutex not held (event_mutex may be).
  * Return: 0, or the error of fsm_map_new() (-ENOMEM past memory_budget_mb).
  */
@@ -520,18 +521,22 @@ int fsm_inst_prepare_map(struct fsm_inst *inst)
 
 	if (smp_load_acquire(&inst->map))	/* pairs with the stores below */
 		return 0;
-	map = fsm_map_new(&p, fsm_inst_label(inst), "stack map", &gen);
-	if (IS_ERR(map))
-		return PTR_ERR(map);
-	mutex_lock(&fsm_mutex);
-	if (!inst->map) {
-		inst->gen = gen;
-		/* Pairs with smp_load_acquire() above and in nodes.c. */
-		smp_store_release(&inst->map, map);
-		map = NULL;
+	mutex_lock(&inst->map_alloc_mutex);
+	if (inst->map) {		/* a concurrent enable made it */
+		mutex_unlock(&inst->map_alloc_mutex);
+		return 0;
 	}
+	map = fsm_map_new(&p, fsm_inst_label(inst), "stack map", &gen);
+	if (IS_ERR(map)) {
+		mutex_unlock(&inst->map_alloc_mutex);
+		return PTR_ERR(map);
+	}
+	mutex_lock(&fsm_mutex);
+	inst->gen = gen;
+	/* Pairs with smp_load_acquire() above and in nodes.c. */
+	smp_store_release(&inst->map, map);
 	mutex_unlock(&fsm_mutex);
-	fsm_map_free(map);	/* another writer was first */
+	mutex_unlock(&inst->map_alloc_mutex);
 	return 0;
 }
 

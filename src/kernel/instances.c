@@ -166,6 +166,7 @@ static struct fsm_inst *fsm_inst_alloc(const char *name, struct dentry *dir,
 	INIT_LIST_HEAD(&inst->sources);
 	INIT_LIST_HEAD(&inst->reap);
 	init_rwsem(&inst->map_rwsem);
+	mutex_init(&inst->map_alloc_mutex);
 	return inst;
 }
 

@@ -15,16 +15,27 @@
 
 #include "param.h"
 
-/* Context: task (insmod, or a write of /sys/module/.../parameters/NAME). */
+/*
+ * Context: task (insmod, or a write of /sys/module/.../parameters/NAME).
+ * Base 10 only: kstrtouint's base 0 would read "010" as 8. One line per
+ * refused value, not rate limited: only root can write these (0644 or
+ * 0444), and a shared rate limit could hide one parameter's line behind
+ * another's.
+ */
 static int fsm_param_range_set(const char *val, const struct kernel_param *kp)
 {
 	const struct fsm_param_range *r = kp->arg;
+	int len = (int)strcspn(val, "\n");
 	unsigned int v;
 
-	if (kstrtouint(val, 0, &v) || v < r->min || v > r->max) {
-		pr_warn_ratelimited("%s=%.*s out of range (accepted: %u..%u)\n",
-				    kp->name, (int)strcspn(val, "\n"), val,
-				    r->min, r->max);
+	if (kstrtouint(val, 10, &v)) {
+		pr_err("%s=%.*s is not a decimal number (accepted: %u..%u)\n",
+		       kp->name, len, val, r->min, r->max);
+		return -EINVAL;
+	}
+	if (v < r->min || v > r->max) {
+		pr_err("%s=%u out of range (accepted: %u..%u)\n",
+		       kp->name, v, r->min, r->max);
 		return -EINVAL;
 	}
 	WRITE_ONCE(*r->val, v);

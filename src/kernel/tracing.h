@@ -172,6 +172,15 @@ struct fsm_inst {
 	struct list_head sources;
 	bool sources_set;
 
+	/*
+	 * Serialises the creation of map and umap (fsm_inst_prepare_map(),
+	 * fsm_ust_umap_alloc()): the second of two concurrent enables waits
+	 * for the first one's map instead of allocating a second one, which
+	 * could fail the memory budget (-ENOMEM) for a map that is about to
+	 * exist. Per instance, so other instances never wait; taken with
+	 * event_mutex held (REGISTER) or not, never with fsm_mutex held.
+	 */
+	struct mutex map_alloc_mutex;
 	struct fsm_map *map;
 	struct rw_semaphore map_rwsem;
 	u32 gen;

@@ -520,18 +520,23 @@ static int fsm_ust_umap_alloc(struct fsm_inst *inst)
 	/* Pairs with the smp_store_release() below. */
 	if (smp_load_acquire(&inst->umap))
 		return 0;
-	map = fsm_map_new(&p, fsm_inst_label(inst), "user stack map", &gen);
-	if (IS_ERR(map))
-		return PTR_ERR(map);
-	mutex_lock(&fsm_ust_opt_mutex);
-	if (!inst->umap) {
-		inst->ugen = gen;
-		/* Pairs with smp_load_acquire() above, in fsm_ust_get_id() and nodes.c. */
-		smp_store_release(&inst->umap, map);
-		map = NULL;
+	/* See fsm_inst::map_alloc_mutex: one allocation, others wait for it. */
+	mutex_lock(&inst->map_alloc_mutex);
+	if (inst->umap) {
+		mutex_unlock(&inst->map_alloc_mutex);
+		return 0;
 	}
+	map = fsm_map_new(&p, fsm_inst_label(inst), "user stack map", &gen);
+	if (IS_ERR(map)) {
+		mutex_unlock(&inst->map_alloc_mutex);
+		return PTR_ERR(map);
+	}
+	mutex_lock(&fsm_ust_opt_mutex);
+	inst->ugen = gen;
+	/* Pairs with smp_load_acquire() above, in fsm_ust_get_id() and nodes.c. */
+	smp_store_release(&inst->umap, map);
 	mutex_unlock(&fsm_ust_opt_mutex);
-	fsm_map_free(map);	/* another writer was first */
+	mutex_unlock(&inst->map_alloc_mutex);
 	return 0;
 }
 
