@@ -157,11 +157,38 @@ if load bits=20 events=sched:sched_switch; then
 		'echo 1 >"$T/instances/ma/options/stackmap_user"' \
 		'echo 0 >"$T/instances/mb/options/stackmap_user"'
 	check_eq "... the user map is there" "$(stat_get "$T/instances/ma/stack_map_stat" user_map_allocated)" 1
+	kmem=$(stat_get "$T/instances/ma/stack_map_stat" memory_bytes)
+	umem=$(stat_get "$T/instances/ma/stack_map_stat" user_memory_bytes)
 	echo 0 >"$T/instances/ma/options/stackmap_user"
 	echo 0 >"$T/instances/ma/events/stackmap/stack_id/enable"
 	rmdir "$T/instances/ma" "$T/instances/mb"
 	unload
 	tracing_clean
+	# Two concurrent enables of one instance's user map, with a budget
+	# that holds the kernel map and one user map but not two: both
+	# succeed (the second waits for the first one's map; before, each
+	# allocated its own and the loser failed with ENOMEM).
+	budget=$(( (kmem + umem + umem / 2) >> 20 ))
+	if load bits=20 events=sched:sched_switch memory_budget_mb=$budget; then
+		mkdir "$T/instances/mc"
+		wait_for "$T/instances/mc/options/stackmap_user"
+		echo 1 >"$T/instances/mc/events/sched/sched_switch/enable"
+		echo 1 >"$T/instances/mc/events/stackmap/stack_id/enable"
+		{ echo 1 >"$T/instances/mc/options/stackmap_user"; echo $? >"$TMPD/w1"; } 2>"$TMPD/w1.err" &
+		{ echo 1 >"$T/instances/mc/options/stackmap_user"; echo $? >"$TMPD/w2"; } 2>"$TMPD/w2.err" &
+		wait
+		check_eq "two concurrent options/stackmap_user=1 within a one-map budget: both succeed" \
+			"$(<"$TMPD/w1") $(<"$TMPD/w2")" "0 0"
+		diag "budget ${budget} MiB; errors: $(cat "$TMPD/w1.err" "$TMPD/w2.err")"
+		check_eq "... the user map is there" "$(stat_get "$T/instances/mc/stack_map_stat" user_map_allocated)" 1
+		echo 0 >"$T/instances/mc/options/stackmap_user"
+		echo 0 >"$T/instances/mc/events/stackmap/stack_id/enable"
+		rmdir "$T/instances/mc"
+		unload
+		tracing_clean
+	else
+		nok "insmod bits=20 memory_budget_mb=$budget"
+	fi
 else
 	nok "insmod bits=20"
 fi
