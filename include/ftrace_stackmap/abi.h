@@ -49,7 +49,15 @@
  * them. Order guarantee: the stack_reset record of generation G is
  * committed before G opens, so every record of generation G has a later
  * timestamp than it, with a trace clock consistent across CPUs (records of
- * G - 1 still in flight may follow it: their id says so).
+ * G - 1 still in flight may follow it: their id says so; the reset waits
+ * for every probe in flight before G opens, so no record older than G - 1
+ * follows it).
+ *
+ * FSM_STACK_ID_NONE (0xffffffff) means "no id" only in stack_fallback and
+ * stack_reset records. In stack_id, stack_id_user and stack_def records
+ * every value is an id: with bits=20, index 0xfffff of a generation whose
+ * low 12 bits are 0xfff is 0xffffffff. A filter that means "records with
+ * an id" should name the events, not compare stack_id with NONE.
  *
  * stack_map_bin, version 4
  * ------------------------

@@ -791,10 +791,44 @@ struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr)
 	struct fsm_inst *inst;
 	unsigned long idx;
 
+	/*
+	 * No instance for a NULL @tr (tp_printk's iterator has none), and
+	 * none that is dead: its trace_array may be freed and its address
+	 * reused by a new instance before the dead one is reaped.
+	 */
+	if (!tr)
+		return NULL;
 	xa_for_each(&fsm_insts, idx, inst)
-		if (READ_ONCE(inst->tr) == tr)
+		if (READ_ONCE(inst->tr) == tr && fsm_inst_alive(inst))
 			return inst;
 	return NULL;
+}
+
+/*
+ * fsm_output_may_look_up - may an output callback read the map? Not in
+ * NMI (ftrace_dump() from an NMI oops: up_read() may wake a waiter) and
+ * not without a trace_array (tp_printk prints from the probe itself).
+ * Context: any.
+ */
+bool fsm_output_may_look_up(const struct trace_iterator *iter)
+{
+	return iter->tr && !in_nmi();
+}
+
+/*
+ * Bytes of " => " lines per record: trace_seq holds one page, and a line
+ * that does not fit is dropped whole ("[LINE TOO BIG]"), id line included.
+ * 64 frames with sym-offset, sym-addr and module names can pass it.
+ */
+#define FSM_STACK_LINES_MAX	(PAGE_SIZE - 512)
+
+/* Room for one more frame line? If not, say how many are left out. */
+bool fsm_output_room(struct trace_seq *s, unsigned int left)
+{
+	if (trace_seq_used(s) < FSM_STACK_LINES_MAX)
+		return true;
+	trace_seq_printf(s, " => ... %u more frames\n", left);
+	return false;
 }
 
 /*
@@ -811,6 +845,10 @@ static void fsm_print_map_stack(struct trace_iterator *iter, u32 id, int sym)
 	unsigned int nr, i;
 	u32 gen;
 
+	if (!fsm_output_may_look_up(iter)) {
+		trace_seq_puts(s, " => <stack not shown here: read the trace file>\n");
+		return;
+	}
 	rcu_read_lock();
 	inst = fsm_inst_of_tr_rcu(iter->tr);
 	if (!inst) {
@@ -832,7 +870,7 @@ static void fsm_print_map_stack(struct trace_iterator *iter, u32 id, int sym)
 		trace_seq_printf(s, " => <index %u not in the map>\n",
 				 FSM_SID_INDEX(id));
 	} else {
-		for (i = 0; i < nr && !trace_seq_has_overflowed(s); i++) {
+		for (i = 0; i < nr && fsm_output_room(s, nr - i); i++) {
 			if (sym < 0)
 				fsm_print_raw_ip(s, ips[i]);
 			else
@@ -853,8 +891,22 @@ static u32 fsm_entry_id(const struct trace_iterator *iter)
 static enum print_line_t fsm_sid_trace(struct trace_iterator *iter, int flags,
 				       struct trace_event *event)
 {
+	static struct trace_event_call *const others[] = {
+		&event_stack_def, &event_stack_fallback, &event_stack_reset,
+	};
 	enum print_line_t ret;
+	unsigned int i;
 
+	/*
+	 * Every record is committed through the stack_id file, so tp_printk
+	 * (output_printk()) calls stack_id's callback for all of them; the
+	 * trace file looks callbacks up by type and never gets here with
+	 * another type. Hand the others to their own callback.
+	 */
+	for (i = 0; i < ARRAY_SIZE(others); i++)
+		if (iter->ent->type == others[i]->event.type)
+			return others[i]->event.funcs->trace(iter, flags,
+							    &others[i]->event);
 	if (iter->ent->type == event_stack_id_user.event.type)
 		ret = trace_raw_output_stack_id_user(iter, flags, event);
 	else
@@ -888,7 +940,7 @@ static enum print_line_t fsm_fb_trace(struct trace_iterator *iter, int flags,
 	ret = trace_raw_output_stack_fallback(iter, flags, event);
 	if (ret != TRACE_TYPE_HANDLED)
 		return ret;
-	for (i = 0; i < nr && !trace_seq_has_overflowed(&iter->seq); i++)
+	for (i = 0; i < nr && fsm_output_room(&iter->seq, nr - i); i++)
 		fsm_print_ip(&iter->seq, ips[i], sym);
 	return trace_handle_return(&iter->seq);
 }
@@ -902,7 +954,7 @@ static enum print_line_t fsm_fb_raw(struct trace_iterator *iter, int flags,
 
 	trace_seq_printf(&iter->seq, "%u %u %u\n", e->stack_id, e->flags,
 			 e->reason);
-	for (i = 0; i < nr && !trace_seq_has_overflowed(&iter->seq); i++)
+	for (i = 0; i < nr && fsm_output_room(&iter->seq, nr - i); i++)
 		fsm_print_raw_ip(&iter->seq, ips[i]);
 	return trace_handle_return(&iter->seq);
 }

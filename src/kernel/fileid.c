@@ -415,7 +415,12 @@ void fsm_fileid_trace_seq(struct trace_seq *s, u64 id, u64 off)
 	if (spin_trylock(&fsm_fid_lock)) {
 		f = fsm_fid_find(id);
 		if (f) {
-			trace_seq_printf(s, "%s+0x%llx", f->path, off);
+			/*
+			 * %pE escapes control characters: a file name
+			 * with "\n" must not forge lines in root's trace.
+			 */
+			trace_seq_printf(s, "%*pE+0x%llx", (int)strlen(f->path),
+					 f->path, off);
 			spin_unlock(&fsm_fid_lock);
 			return;
 		}

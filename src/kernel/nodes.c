@@ -376,6 +376,15 @@ static void fsm_inst_reset(struct fsm_inst *inst)
 		u32 next = inst->gen >= 0x7fffffffu ? 1 : inst->gen + 1;
 
 		inst->gen_ts = fsm_write_reset_record(inst, next);
+		/*
+		 * Probes run with preemption off. Waiting for every one
+		 * that may have taken an id of the old generation bounds how
+		 * late its id record can come: before the map opens @next.
+		 * So a record after this reset record carries the old or
+		 * the new generation, never one 2^12 generations older with
+		 * the same low bits (the reader's rule in abi.h is exact).
+		 */
+		synchronize_rcu();
 		gen = fsm_map_reset(map);
 		WARN_ON_ONCE(gen != next);
 		WRITE_ONCE(inst->gen, gen);

@@ -213,6 +213,8 @@ void fsm_src_detach_locked(struct fsm_src *src);
 u64 fsm_write_reset_record(struct fsm_inst *inst, u32 gen);
 void fsm_record_event(struct fsm_inst *inst, struct fsm_src *src);
 struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr);
+bool fsm_output_may_look_up(const struct trace_iterator *iter);
+bool fsm_output_room(struct trace_seq *s, unsigned int left);
 void fsm_set_output(struct trace_event_call *call,
 		    struct trace_event_functions *funcs,
 		    trace_print_func trace, trace_print_func raw);

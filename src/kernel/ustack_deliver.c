@@ -341,6 +341,10 @@ static void fsm_us_print_map(struct trace_iterator *iter, u32 id, u32 gen)
 	struct fsm_map *umap;
 	unsigned int nw, i;
 
+	if (!fsm_output_may_look_up(iter)) {
+		trace_seq_puts(s, " => <user stack not shown here: read the trace file>\n");
+		return;
+	}
 	rcu_read_lock();
 	inst = fsm_inst_of_tr_rcu(iter->tr);
 	if (!inst || !down_read_trylock(&inst->map_rwsem)) {
@@ -355,7 +359,7 @@ static void fsm_us_print_map(struct trace_iterator *iter, u32 id, u32 gen)
 	else if (fsm_map_lookup_id(umap, id, &w, &nw, NULL) || nw < FSM_UKEY_HDR)
 		trace_seq_printf(s, " => <ustack_id %u not in the map>\n", id);
 	else
-		for (i = FSM_UKEY_HDR; i + 1 < nw && !trace_seq_has_overflowed(s);
+		for (i = FSM_UKEY_HDR; i + 1 < nw && fsm_output_room(s, (nw - i) / 2);
 		     i += 2)
 			fsm_us_print_frame(s, w[i], w[i + 1]);
 	up_read(&inst->map_rwsem);
@@ -375,7 +379,7 @@ static enum print_line_t fsm_us_trace(struct trace_iterator *iter, int flags,
 	if (ret != TRACE_TYPE_HANDLED)
 		return ret;
 	if (n) {
-		for (i = 0; i < n && !trace_seq_has_overflowed(&iter->seq); i++)
+		for (i = 0; i < n && fsm_output_room(&iter->seq, n - i); i++)
 			fsm_us_print_frame(&iter->seq, fr[2 * i], fr[2 * i + 1]);
 	} else if (e->ustack_id != FSM_USTACK_ID_NONE) {
 		fsm_us_print_map(iter, e->ustack_id, e->gen);
