@@ -174,8 +174,10 @@ if load bits=20 events=sched:sched_switch; then
 		wait_for "$T/instances/mc/options/stackmap_user"
 		echo 1 >"$T/instances/mc/events/sched/sched_switch/enable"
 		echo 1 >"$T/instances/mc/events/stackmap/stack_id/enable"
-		{ echo 1 >"$T/instances/mc/options/stackmap_user"; echo $? >"$TMPD/w1"; } 2>"$TMPD/w1.err" &
-		{ echo 1 >"$T/instances/mc/options/stackmap_user"; echo $? >"$TMPD/w2"; } 2>"$TMPD/w2.err" &
+		# prints 0 when the write succeeded, 1 when it failed
+		opt_on() { if echo 1 >"$1"; then echo 0; else echo 1; fi; }
+		opt_on "$T/instances/mc/options/stackmap_user" >"$TMPD/w1" 2>"$TMPD/w1.err" &
+		opt_on "$T/instances/mc/options/stackmap_user" >"$TMPD/w2" 2>"$TMPD/w2.err" &
 		wait
 		check_eq "two concurrent options/stackmap_user=1 within a one-map budget: both succeed" \
 			"$(<"$TMPD/w1") $(<"$TMPD/w2")" "0 0"

@@ -196,5 +196,32 @@ cp "$D/stack_map_stat" "$TMPD/uo.stat"
 check "user output: user_stack records in the trace" has "$TMPD/uo.trace" " user_stack: "
 later uo ustacklines "$TMPD/uo.trace" "$TMPD/uo.map" "$TMPD/uo.stat"
 rmdir "$D"
+
+# ---- a file name cannot forge trace lines ----
+# A program whose path holds a newline: its user frames print the path
+# escaped (%pE: "\n"), not as a line of its own that a reader would take
+# for a frame or a record.
+D=$T/instances/esc
+# (in a directory name: the kernel prints a task's comm, the file name, as is)
+mkdir -p "$TMPD/x"$'\n'"y-forged"
+P=$TMPD/x$'\n'"y-forged/esc-prog"
+check "gcc entry.c to a path with a newline" gcc -O1 -fno-omit-frame-pointer \
+	-fno-inline -fno-optimize-sibling-calls -o "$P" "$HERE/ustack/entry.c"
+mkdir "$D"
+wait_for "$D/options/stackmap_user"
+echo raw_syscalls:sys_enter >"$D/stack_map_events"
+echo 1 >"$D/events/raw_syscalls/sys_enter/enable"
+echo 1 >"$D/options/stackmap"
+echo 1 >"$D/options/stackmap_user"
+"$P" 3 </dev/null >/dev/null
+echo 0 >"$D/options/stackmap_user"
+echo 0 >"$D/options/stackmap"
+echo 0 >"$D/events/enable"
+cp "$D/trace" "$TMPD/esc.trace"
+check "escaped path: the program's frames are in the trace" \
+	grep -qF 'x\ny-forged/esc-prog+0x' "$TMPD/esc.trace"
+check_eq "escaped path: no line starts with the name's second half" \
+	"$(grep -c '^y-forged' "$TMPD/esc.trace")" 0
+rmdir "$D"
 check "rmmod" unload
 finish

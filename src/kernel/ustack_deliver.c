@@ -390,6 +390,33 @@ static enum print_line_t fsm_us_trace(struct trace_iterator *iter, int flags,
 /* ---- events, option, statistics ---- */
 
 /*
+ * file_map's line in the trace file: its print format, except that the
+ * path is escaped (%pE) so that a file name with a newline cannot forge
+ * lines for a reader of the trace. The record itself keeps the path as is.
+ */
+static struct trace_event_functions fsm_fm_funcs;
+
+static enum print_line_t fsm_fm_trace(struct trace_iterator *iter, int flags,
+				      struct trace_event *event)
+{
+	struct trace_event_raw_file_map *e = (void *)iter->ent;
+	const char *path = (void *)e + (e->__data_loc_path & 0xffff);
+	unsigned int plen = e->__data_loc_path >> 16;
+	const u8 *bid = (void *)e + (e->__data_loc_build_id & 0xffff);
+	unsigned int blen = e->__data_loc_build_id >> 16;
+	int ret;
+
+	ret = trace_raw_output_prep(iter, event);
+	if (ret != TRACE_TYPE_HANDLED)
+		return ret;
+	trace_seq_printf(&iter->seq, "file_id=0x%llx inst=%u path=%*pE build_id=%s\n",
+			 (unsigned long long)e->file_id, e->inst,
+			 (int)strnlen(path, plen), path,
+			 trace_print_hex_seq(&iter->tmp_seq, bid, blen, false));
+	return trace_handle_return(&iter->seq);
+}
+
+/*
  * Init: the user-stack events must reach fsm_ust_reg() (the trace_event_reg
  * override above). Return: 0 or -EINVAL (with one dmesg line).
  */
@@ -401,6 +428,7 @@ int fsm_ust_events_check(void)
 		return -EINVAL;
 	}
 	fsm_set_output(&event_user_stack, &fsm_us_funcs, fsm_us_trace, NULL);
+	fsm_set_output(&event_file_map, &fsm_fm_funcs, fsm_fm_trace, NULL);
 	return 0;
 }
 
