@@ -9,7 +9,11 @@
 #    rmdir cycles while other instances record, with events='*' (the
 #    defaults of every new instance: about 2,000 source events resolved);
 #  - instance ids are reused: after 1,000 instances were created and removed
-#    a new one gets an id below 63 and user stacks work there;
+#    a new one gets an id below 63 and user stacks work there; an id is not
+#    reused while a sleeping task's user-stack walk for its old instance is
+#    pending, and is once the task returned; with no id below 63 free an
+#    instance records kernel stacks and refuses user stacks (a line, a
+#    counter);
 #  - rmmod of ftrace_stackmap racing with the unload of a module that owns
 #    a source event (fsm_tp_test.ko, next to MODULE.ko) ends cleanly (a
 #    KASAN or WARN report fails the run, see run.sh).
@@ -119,6 +123,64 @@ n=$(stat_get "$U/stack_map_stat" user_stacks)
 check "user stacks delivered there (user_stacks=$n)" test "${n:-0}" -gt 0
 # grep stops at the first match (the whole trace is large under TCG)
 check "user_stack records in its trace" grep -m1 -q "user_stack:" "$U/trace"
+tracing_clean
+check "unload" unload
+
+# --- 10: an id is not reused while a user stack may still be delivered for
+# its old instance: a task that asked (sched_switch) sleeps with its walk
+# pending; the instance goes; new instances get other ids until the task
+# has returned to user space (its walk delivered to no one), then the id
+# is free again. No wait anywhere: rmdir and mkdir return at once.
+check "load" load
+Q=$T/instances/quar
+mkdir "$Q"
+qid=$(stat_get "$Q/stack_map_stat" inst_id)
+echo sched:sched_switch >"$Q/stack_map_events"
+echo 1 >"$Q/events/sched/sched_switch/enable"
+echo 1 >"$Q/options/stackmap"
+echo 1 >"$Q/options/stackmap_user"
+sleep 10 &
+sl=$!
+nap 1.5		# it runs, asks from sched_switch, sleeps
+queued=$(stat_get "$Q/stack_map_stat" user_walks_queued)
+check "user-stack walks were queued in $Q ($queued)" test "${queued:-0}" -gt 0
+echo 0 >"$Q/options/stackmap_user"
+echo 0 >"$Q/options/stackmap"
+check "rmdir of it while the sleeper's walk is pending" rmdir "$Q"
+nap 0.5		# the instance is reaped and its id retired (sync work)
+mkdir "$T/instances/q2"
+id2=$(stat_get "$T/instances/q2/stack_map_stat" inst_id)
+check "a new instance does not get the id of the removed one ($qid) while its request is pending (got $id2)" \
+	test "${id2:-x}" != "$qid"
+check "... and the sleeper is still asleep" test -d "/proc/$sl"
+wait "$sl"
+rmdir "$T/instances/q2"
+nap 0.5
+mkdir "$T/instances/q3"
+id3=$(stat_get "$T/instances/q3/stack_map_stat" inst_id)
+check_eq "once the sleeper returned to user space, the id is reused" "$id3" "$qid"
+rmdir "$T/instances/q3"
+# no id below 63 free: kernel stacks only, user stacks refused with a line
+# and a counter
+kmsg_mark
+for ((i = 1; i <= 63; i++)); do
+	mkdir "$T/instances/full$i" || break
+done
+F=$T/instances/full63
+fid=$(stat_get "$F/stack_map_stat" inst_id)
+check "with 63 instances besides the top level, the last one's id is 63 ($fid)" \
+	test "${fid:-0}" -ge 63
+check_fail "options/stackmap_user there fails" eval "echo 1 > $F/options/stackmap_user"
+check "... with a dmesg line" eval 'kmsg_since | grep -q "full63: no user stacks: instance id"'
+check "... and a counter" \
+	test "$(stat_get "$F/stack_map_stat" user_no_id_refusals_all_instances)" -gt 0
+check_eq "... user_available: 0" "$(stat_get "$F/stack_map_stat" user_available)" 0
+echo sched:sched_switch >"$F/stack_map_events"
+echo 1 >"$F/events/sched/sched_switch/enable"
+check "kernel stacks still work there" eval "echo 1 > $F/options/stackmap"
+workload 20
+check "stack ids recorded there" test "$(stat_get "$F/stack_map_stat" records)" -gt 0
+echo 0 >"$F/options/stackmap"
 tracing_clean
 check "unload" unload
 

@@ -110,10 +110,12 @@ static bool fsm_worker_on;
 
 /*
  * Instance ids 1..: the lowest free one (fsm_inst_ida, fsm_mutex). An id
- * below FSM_UST_MAX_INST (user stacks) is not given back yet when its
- * instance goes (fsm_inst_id_release()).
+ * below FSM_UST_MAX_INST (user stacks) whose instance went is retired
+ * (fsm_retired_ids, fsm_mutex) until nothing of the user-stack side can
+ * refer to it any more (fsm_inst_ids_reclaim_locked()).
  */
 static DEFINE_IDA(fsm_inst_ida);
+static u64 fsm_retired_ids;
 static u32 fsm_inst_seq;
 
 static void fsm_sync_workfn(struct work_struct *work);
@@ -151,24 +153,68 @@ bool fsm_inst_alive(const struct fsm_inst *inst)
 }
 
 /*
+ * Give the retired ids that nothing refers to any more back to the
+ * allocator. Cheap when none is retired; else one scan of the user-stack
+ * task table. Context: task, fsm_mutex held.
+ */
+static void fsm_inst_ids_reclaim_locked(void)
+{
+	u64 free;
+	unsigned int id;
+
+	lockdep_assert_held(&fsm_mutex);
+	if (!fsm_retired_ids)
+		return;
+	free = fsm_retired_ids & ~fsm_ustack_ids_busy();
+	for_each_set_bit(id, (unsigned long *)&free, FSM_UST_MAX_INST) {
+		fsm_retired_ids &= ~BIT_ULL(id);
+		fsm_ustack_id_reset(id);
+		ida_free(&fsm_inst_ida, id);
+	}
+}
+
+/*
  * fsm_inst_id_release - the id of a released instance.
  *
- * What knows an instance by its id: fsm_insts (erased when the instance
- * was reaped), node inodes (i_private is the key id + seq, compared by
- * fsm_inst_get_by_key(); open files hold a reference on the struct, so
- * this runs after their close), the stack_id probes (detached, and
- * tracepoint_synchronize_unregister() returned in fsm_inst_release()) and
- * the user-stack side (ustack.c: request bits of pending walks, for ids
- * below FSM_UST_MAX_INST). Those ids are kept for now; the others go
- * back to the allocator at once.
+ * Why reuse is safe: an id is given to a new instance only when nothing
+ * can still refer to the old instance by it. What knows an instance by
+ * its id:
+ *  - fsm_insts (lookups by id: user-stack deliveries): the instance was
+ *    erased from it when it was reaped, and RCU readers are past
+ *    (tracepoint_synchronize_unregister() in fsm_inst_release());
+ *  - node inodes (i_private): the key id + seq, compared by
+ *    fsm_inst_get_by_key(), so an old inode (an O_PATH descriptor
+ *    reopened through /proc) never reaches a new owner; open files hold
+ *    a reference on the struct, so this runs after their close;
+ *  - stack_id probes, which pass inst->id to fsm_ustack_request(): all
+ *    detached, and tracepoint_synchronize_unregister() returned before
+ *    this runs: no request for the old instance runs or will run;
+ *  - the user-stack side: request bits of pending entries, late bits,
+ *    emit works serving them (fsm_ustack_ids_busy()), the option bit and
+ *    the counters of fsm_ust_insts[id]. With no request left, no new bit
+ *    of the id appears; the id stays retired until a scan finds no bit of
+ *    it, then its counters are zeroed and it is free. No wait anywhere: a
+ *    task that asked and then sleeps for an hour keeps that one id busy
+ *    for the hour; new instances get other ids meanwhile (the lowest
+ *    free), and with none below FSM_UST_MAX_INST left, an instance gets
+ *    kernel stacks only (user stacks refused with a dmesg line and a
+ *    counter, ustack_deliver.c).
+ * Ids from FSM_UST_MAX_INST up never reach the user-stack side: free at
+ * once.
  * Context: task (fsm_inst_release()), takes fsm_mutex.
  */
 static void fsm_inst_id_release(u32 id)
 {
 	mutex_lock(&fsm_mutex);
-	/* teardown destroys the allocator (a late put may follow it) */
-	if (!fsm_shutting_down && id >= FSM_UST_MAX_INST)
+	if (fsm_shutting_down) {
+		/* teardown destroys the allocator (a late put may follow it) */
+	} else if (id < FSM_UST_MAX_INST) {
+		fsm_ustack_id_retire(id);
+		fsm_retired_ids |= BIT_ULL(id);
+		fsm_inst_ids_reclaim_locked();
+	} else {
 		ida_free(&fsm_inst_ida, id);
+	}
 	mutex_unlock(&fsm_mutex);
 }
 
@@ -349,6 +395,7 @@ static struct fsm_inst *fsm_inst_find_or_create_dir_locked(struct dentry *dir,
 		ret = xa_insert(&fsm_insts, 0, inst, GFP_KERNEL);
 	} else {
 		/* the lowest free id: user stacks need one below 63 */
+		fsm_inst_ids_reclaim_locked();
 		ret = ida_alloc_min(&fsm_inst_ida, 1, GFP_KERNEL);
 		if (ret >= 0) {
 			inst->id = ret;
