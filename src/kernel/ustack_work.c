@@ -325,6 +325,7 @@ u64 fsm_ustack_ids_busy(void)
 
 	if (!fsm_ust_slots)
 		return 0;
+	/* after the caller's grace period; pairs with fsm_ust_end_entry()'s */
 	smp_mb();
 	for (i = 0; i < FSM_UST_SLOTS; i++) {
 		struct fsm_ust_slot *slot = &fsm_ust_slots[i];
@@ -337,6 +338,7 @@ u64 fsm_ustack_ids_busy(void)
 		smp_rmb();
 		busy |= READ_ONCE(slot->emitting);
 	}
+	/* the caller's reuse of a free id comes after every read above */
 	smp_mb();
 	return busy & (BIT_ULL(FSM_UST_MAX_INST) - 1);
 }
