@@ -38,7 +38,9 @@ fi
 tracing_clean
 check "load" load
 fails=0
+progress() { echo "stackmap_lifecycle: $*" >/dev/kmsg; }	# seen live on the console
 for ((i = 0; i < NODES; i++)); do
+	((i % 50)) || progress "mkdir && echo: round $i of $NODES"
 	d=$T/instances/ln$i
 	if ! { mkdir "$d" && echo sched:sched_switch >"$d/stack_map_events"; } 2>>"$TMPD/ln.err"; then
 		fails=$((fails + 1))
@@ -73,6 +75,7 @@ wl=$!
 mk=0
 rm=0
 for ((i = 0; i < CYCLES; i++)); do
+	((i % 25)) || progress "mkdir/rmdir while recording: cycle $i of $CYCLES"
 	mkdir "$T/instances/cyc" 2>>"$TMPD/cyc.err" || mk=$((mk + 1))
 	rmdir "$T/instances/cyc" 2>>"$TMPD/cyc.err" || rm=$((rm + 1))
 done
@@ -97,6 +100,7 @@ check "unload" unload
 check "load" load
 fails=0
 for ((i = 0; i < REUSE; i++)); do
+	((i % 100)) || progress "id reuse: instance $i of $REUSE"
 	{ mkdir "$T/instances/many" && rmdir "$T/instances/many"; } 2>/dev/null ||
 		fails=$((fails + 1))
 done
@@ -132,6 +136,7 @@ check "unload" unload
 # has returned to user space (its walk delivered to no one), then the id
 # is free again. No wait anywhere: rmdir and mkdir return at once.
 check "load" load
+progress "id quarantine"
 Q=$T/instances/quar
 mkdir "$Q"
 qid=$(stat_get "$Q/stack_map_stat" inst_id)
@@ -190,6 +195,7 @@ if [ -f "$TPKO" ]; then
 	races=${FSM_LC_RACES:-20}
 	bad=0
 	for ((i = 0; i < races; i++)); do
+		progress "unload race $i of $races"
 		insmod "$TPKO" || { bad=$((bad + 1)); continue; }
 		load events=fsm_tp_test:fsm_tp_ping || { bad=$((bad + 1)); rmmod fsm_tp_test; continue; }
 		echo 1 >"$T/events/fsm_tp_test/fsm_tp_ping/enable"
