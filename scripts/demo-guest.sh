@@ -53,8 +53,7 @@ if [ -e $T/options/stackmap_user ] && command -v gcc >/dev/null &&
 	command -v addr2line >/dev/null; then
 	U=$T/instances/demo
 	run "gcc -O1 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread -o $prog $src"
-	run mkdir $U
-	for _ in $(seq 50); do [ -e $U/options/stackmap_user ] && break; sleep 0.1; done
+	run mkdir $U	# its nodes are there when mkdir returns
 	run "echo raw_syscalls:sys_enter > $U/stack_map_events"
 	run "echo 1 > $U/events/raw_syscalls/sys_enter/enable"
 	run "echo 1 > $U/options/stackmap"

@@ -133,8 +133,9 @@ workload() {
 	done
 }
 
-# wait_for FILE [SECONDS]: wait until FILE exists (nodes of a new instance
-# appear asynchronously: at once with fsnotify, within a second by polling).
+# wait_for FILE [SECONDS]: wait until FILE exists (a FUSE mount, a file
+# another process makes). Not for the nodes of a new instance: they exist
+# when mkdir returns.
 wait_for() {
 	local i
 	for ((i = 0; i < ${2:-5} * 10; i++)); do

@@ -34,7 +34,7 @@ for t in "${tests[@]}"; do
 	n=$((n + 1))
 	before=$(dmesg | grep -Ec "$splat")
 	start=$(date +%s)
-	bash "$here/$t.sh" "$ko" 2>&1 | sed 's/^/    /'
+	bash "$here/$t.sh" "$ko" 2>&1 | sed -u 's/^/    /'
 	rc=${PIPESTATUS[0]}
 	after=$(dmesg | grep -Ec "$splat")
 	if [ "$after" != "$before" ]; then

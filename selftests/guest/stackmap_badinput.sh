@@ -13,7 +13,6 @@ wr() { printf '%s' "$2" >"$1"; }
 
 check "insmod" load bits=10
 mkdir "$T/instances/bad"
-wait_for "$T/instances/bad/stack_map"
 
 for D in "$T" "$T/instances/bad"; do
 	L=${D#"$T"}

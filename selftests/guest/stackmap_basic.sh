@@ -107,7 +107,6 @@ story "$T" top
 echo >"$T/trace"
 
 mkdir "$T/instances/story"
-wait_for "$T/instances/story/stack_map"
 story "$T/instances/story" inst
 check "the instance's records are in its own buffer" has "$TMPD/inst.1.trace" " stack_id: "
 check "the top level buffer has none of them" eval '! grep -q " stack_id: " "$T/trace"'
@@ -125,12 +124,14 @@ check "rmdir of an instance while recording" rmdir "$T/instances/story"
 wait $wl
 check "its nodes are gone" test ! -e "$T/instances/story/stack_map"
 mkdir "$T/instances/story"
-check "same name again: fresh instance, nodes back" wait_for "$T/instances/story/stack_map"
+check "same name again: fresh instance, nodes back when mkdir returns" test -e "$T/instances/story/stack_map"
 check_eq "same name again: not recording" "$(<"$T/instances/story/options/stackmap")" 0
 check_eq "same name again: no map yet" \
 	"$(stat_get "$T/instances/story/stack_map_stat" map_allocated)" 0
-check "same name again: new instance id" \
-	test "$(stat_get "$T/instances/story/stack_map_stat" inst_id)" != "$id"
+# ids are reused (lowest free, once nothing refers to the old instance):
+# what holds is an id below 63 (user stacks) while few instances live
+check "same name again: an instance id below 63" \
+	test "$(stat_get "$T/instances/story/stack_map_stat" inst_id)" -lt 63
 rmdir "$T/instances/story"
 check "rmmod" unload
 finish

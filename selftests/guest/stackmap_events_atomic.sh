@@ -34,7 +34,6 @@ NEW=$'sched:sched_wakeup\nsched:sched_switch'
 
 check "insmod" load bits=10
 mkdir "$T/instances/atomic"
-wait_for "$T/instances/atomic/stack_map_events"
 
 for D in "$T" "$T/instances/atomic"; do
 	L=${D#"$T"}

@@ -18,7 +18,6 @@ P=$TMPD/events_race
 
 check "insmod" load bits=10
 mkdir "$T/instances/race"
-wait_for "$T/instances/race/stack_map_events"
 check "gcc events_race.c (liburing)" \
 	gcc -O2 -Wall -o "$P" "$HERE/prog/events_race.c" -luring
 

@@ -65,7 +65,6 @@ while IFS= read -r l; do diag "without: $l"; done < <(grep -v '^PASS ' "$TMPD/wi
 
 check "insmod events=sched:sched_switch" load bits=12 events=sched:sched_switch
 mkdir "$T/instances/peer"
-wait_for "$T/instances/peer/stack_map"
 run with
 check "module still loaded after the suite" is_loaded
 while IFS= read -r l; do diag "with: $l"; done < <(grep -v '^PASS ' "$TMPD/with")

@@ -24,7 +24,6 @@ check "insmod bits=6" load bits=6
 cp /proc/kallsyms "$TMPD/kallsyms"	# with our module's symbols
 for D in "$T" "$T/instances/full"; do
 	[ -d "$D" ] || mkdir "$D"
-	wait_for "$D/stack_map"
 	L=${D##*/}
 	L=${L/tracing/top}
 	echo 8192 >"$D/buffer_size_kb"

@@ -28,7 +28,6 @@ build() {
 # setup: instance with raw syscalls + user page faults as sources
 setup() {
 	mkdir "$U"
-	wait_for "$U/options/stackmap_user"
 	echo 'raw_syscalls:sys_enter exceptions:page_fault_user' >"$U/stack_map_events"
 	echo 8192 >"$U/buffer_size_kb"
 	echo 1 >"$U/events/raw_syscalls/sys_enter/enable"

@@ -48,7 +48,6 @@ tracing_clean
 check "gcc 64-bit chain" gcc "${CFLAGS[@]}" -o "$P" "$HERE/ustack/chain.c"
 check "load" load
 mkdir "$U"
-wait_for "$U/options/stackmap_user"
 echo 'raw_syscalls:sys_enter exceptions:page_fault_user' >"$U/stack_map_events"
 echo 8192 >"$U/buffer_size_kb"
 echo 1 >"$U/events/raw_syscalls/sys_enter/enable"

@@ -28,7 +28,6 @@ check "load" load
 
 setup() {
 	mkdir "$U"
-	wait_for "$U/options/stackmap_user"
 	echo raw_syscalls:sys_enter >"$U/stack_map_events"
 	echo 4096 >"$U/buffer_size_kb"
 	echo 1 >"$U/events/raw_syscalls/sys_enter/enable"
@@ -116,7 +115,6 @@ teardown
 # later, disarmed (it frees itself; KASAN watches).
 S=$T/instances/usleep
 mkdir "$S"
-wait_for "$S/options/stackmap_user"
 echo sched:sched_switch >"$S/stack_map_events"
 echo 1 >"$S/events/sched/sched_switch/enable"
 echo 1 >"$S/options/stackmap"

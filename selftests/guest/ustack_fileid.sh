@@ -82,7 +82,6 @@ pbid=$(bid_of "$P")
 check "chain64 has a build-id ($pbid)" eval '[ "$pbid" != - ]'
 check "load" load
 mkdir "$U"
-wait_for "$U/options/stackmap_user"
 echo 'raw_syscalls:sys_enter' >"$U/stack_map_events"
 echo 8192 >"$U/buffer_size_kb"
 echo 1 >"$U/events/raw_syscalls/sys_enter/enable"

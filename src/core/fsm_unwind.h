@@ -321,6 +321,24 @@ void fsm_uwc_entry_exit(struct fsm_uwc_task *t);
  */
 int fsm_uwc_abort(struct fsm_uwc_task *t, unsigned long long cookie);
 
+/*
+ * fsm_uwc_live_mask - the instances that the current entry of @t may still
+ * serve: its requester bits while it is being claimed, pending, walked or
+ * done (until fsm_uwc_entry_exit()); 0 while idle (after the entry ended or
+ * was aborted: nothing of it is delivered any more).
+ *
+ * For retiring an instance number: once no request for instance i can run
+ * any more (its requesters are gone), a clear bit i means that this entry
+ * will not deliver to i, and has finished doing so if the caller's task
+ * work ends each entry with fsm_uwc_entry_exit() after its deliveries,
+ * ordered after them (a full barrier). A set bit may be stale (a finished
+ * delivery whose entry did not end yet): ask again later.
+ * Context: any, from any CPU; a snapshot (no lock, bounded). The caller
+ * orders it after its own "no more requests" point (a full barrier or a
+ * grace period).
+ */
+unsigned long long fsm_uwc_live_mask(const struct fsm_uwc_task *t);
+
 /* For tests and debugfs: FSM_UWC_STATE_* of @t, cookie in *@cookie if set. */
 #define FSM_UWC_STATE_IDLE	0u
 #define FSM_UWC_STATE_BUSY	1u	/* claiming a new entry, or walking */

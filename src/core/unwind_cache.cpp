@@ -280,6 +280,28 @@ int cache_abort(fsm_uwc_task &t, u64 cookie)
 	return 0;
 }
 
+u64 cache_live_mask(const fsm_uwc_task &t)
+{
+	/*
+	 * Acquire: pairs with the store-release of PENDING (claimer), DONE
+	 * (complete_end) and IDLE (abort), and through the RMWs after them
+	 * (complete_begin, entry_exit): the req[] word read below is at
+	 * least as new as that state.
+	 */
+	const u64 w = __atomic_load_n(&t.state, __ATOMIC_ACQUIRE);
+
+	if (state_of(w) == kStIdle)
+		return 0;
+	/*
+	 * BUSY (claim or walk), PENDING, DONE: the current entry's mask.
+	 * Claims clear nothing (the previous complete_end or abort cleared
+	 * req[buf] before it published), so the word holds no bit of an
+	 * older entry. Relaxed is enough for a snapshot: the caller orders
+	 * it (see fsm_uwc_live_mask()).
+	 */
+	return __atomic_load_n(&t.req[buf_of(w)], __ATOMIC_RELAXED) & ~kHarvested;
+}
+
 u32 cache_state(const fsm_uwc_task &t, u64 *cookie)
 {
 	/* Acquire: a caller may go on to read what that state published. */
@@ -359,6 +381,11 @@ extern "C" int fsm_uwc_abort(struct fsm_uwc_task *t, unsigned long long cookie)
 	if (!t)
 		return FSM_UWC_EINVAL;
 	return fsm::unwind::cache_abort(*t, cookie);
+}
+
+extern "C" unsigned long long fsm_uwc_live_mask(const struct fsm_uwc_task *t)
+{
+	return fsm::unwind::cache_live_mask(*t);
 }
 
 extern "C" unsigned int fsm_uwc_state(const struct fsm_uwc_task *t,

@@ -165,6 +165,8 @@ extern void (*test_hook)(fsm_uwc_task *t, u32 point);
 void cache_entry_exit(fsm_uwc_task &t);
 /* See fsm_uwc_abort(). */
 [[nodiscard]] int cache_abort(fsm_uwc_task &t, u64 cookie);
+/* See fsm_uwc_live_mask(). */
+[[nodiscard]] u64 cache_live_mask(const fsm_uwc_task &t);
 /* See fsm_uwc_state(). */
 [[nodiscard]] u32 cache_state(const fsm_uwc_task &t, u64 *cookie);
 

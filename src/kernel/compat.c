@@ -370,6 +370,78 @@ struct dentry *fsm_compat_lookup(struct dentry *parent, const char *name)
 	return d;
 }
 
+struct dentry *fsm_compat_child(struct dentry *parent, const char *name)
+{
+	struct qstr q = QSTR_INIT(name, strlen(name));
+	struct dentry *d = d_hash_and_lookup(parent, &q);
+
+	if (IS_ERR_OR_NULL(d))
+		return NULL;
+	if (!simple_positive(d)) {
+		dput(d);
+		return NULL;
+	}
+	return d;
+}
+
+void *fsm_compat_instance_key(struct dentry *dir)
+{
+	struct dentry *trace = fsm_compat_child(dir, "trace");
+	void *tr;
+
+	if (!trace)
+		return NULL;
+	/* init_tracer_tracefs(): "trace" is created with the trace_array */
+	tr = d_inode(trace)->i_private;
+	dput(trace);
+	return tr;
+}
+
+struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
+						    const char *sys,
+						    const char *ev,
+						    struct dentry **evdir)
+{
+	struct dentry *events, *sysdir, *d, *enable;
+	struct trace_event_file *file = NULL;
+
+	*evdir = NULL;
+	events = fsm_compat_lookup(inst_dir, "events");
+	sysdir = events ? fsm_compat_lookup(events, sys) : NULL;
+	d = sysdir ? fsm_compat_lookup(sysdir, ev) : NULL;
+	dput(sysdir);
+	dput(events);
+	if (!d)
+		return NULL;
+	/*
+	 * remove_event_file_dir() removes the event's directory (which takes
+	 * this inode lock) before it drops the file's last reference: while
+	 * we hold the lock and the directory is not dead, the file lives.
+	 */
+	inode_lock_shared(d_inode(d));
+	if (IS_DEADDIR(d_inode(d)) || d_unhashed(d))
+		goto out;
+	enable = fsm_compat_child(d, "enable");
+	if (!enable)
+		goto out;	/* no "enable": an event that cannot be enabled */
+	file = d_inode(enable)->i_private;
+	dput(enable);
+out:
+	if (!file) {
+		inode_unlock_shared(d_inode(d));
+		dput(d);
+		return NULL;
+	}
+	*evdir = d;
+	return file;
+}
+
+void fsm_compat_event_file_unlock(struct dentry *evdir)
+{
+	inode_unlock_shared(d_inode(evdir));
+	dput(evdir);
+}
+
 unsigned long fsm_compat_symbol_size(unsigned long addr, unsigned long *start)
 {
 	unsigned long off, size;
@@ -394,14 +466,44 @@ unsigned long fsm_compat_symbol_size(unsigned long addr, unsigned long *start)
 static struct fsnotify_group *fsm_fsn_group;
 static struct fsnotify_mark *fsm_fsn_mark;
 static fsm_dir_event_fn fsm_fsn_fn;
+static struct dentry *fsm_fsn_dir;	/* the watched directory */
+
+/*
+ * Is this FS_CREATE the one of vfs_mkdir(), after instance_mkdir() made the
+ * instance's files (see fsm_compat_watch_dir())? Context: atomic rules.
+ */
+static bool fsm_fsn_mkdir_done(struct inode *dir, const struct qstr *name)
+{
+	struct dentry *d;
+	bool done;
+
+	if (dir != d_inode(fsm_fsn_dir))
+		return false;
+	d = d_hash_and_lookup(fsm_fsn_dir, (struct qstr *)name);
+	if (IS_ERR_OR_NULL(d))
+		return false;
+	done = simple_positive(d) && fsm_compat_instance_key(d);
+	dput(d);
+	return done;
+}
 
 /* In the mkdir/rmdir path; see fsm_compat_watch_dir() for the rules. */
 static int fsm_fsn_event(struct fsnotify_mark *mark, u32 mask,
 			 struct inode *inode, struct inode *dir,
 			 const struct qstr *name, u32 cookie)
 {
-	if ((mask & FS_ISDIR) && name)
-		fsm_fsn_fn(name, mask & FS_DELETE);
+	if (!(mask & FS_ISDIR) || !name || !dir)
+		return 0;
+	if (mask & FS_DELETE) {
+		fsm_fsn_fn(name, FSM_DIR_GONE);
+	} else if (!fsm_fsn_mkdir_done(dir, name)) {
+		fsm_fsn_fn(name, FSM_DIR_NEW);
+	} else {
+		/* vfs_mkdir(): the caller holds dir's lock, and only that */
+		inode_unlock(dir);
+		fsm_fsn_fn(name, FSM_DIR_MADE);
+		inode_lock(dir);	/* as tracefs_syscall_mkdir() retakes it */
+	}
 	return 0;
 }
 
@@ -420,6 +522,7 @@ int fsm_compat_watch_dir(struct dentry *dir, fsm_dir_event_fn fn)
 	int ret;
 
 	fsm_fsn_fn = fn;
+	fsm_fsn_dir = dir;	/* the caller keeps it until unwatch */
 	fsm_fsn_group = fsnotify_alloc_group(&fsm_fsn_ops, 0);
 	if (IS_ERR(fsm_fsn_group)) {
 		ret = PTR_ERR(fsm_fsn_group);

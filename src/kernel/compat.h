@@ -38,7 +38,11 @@
  *   find the instance directory that owns an event file (6.1: persistent
  *   dentries; kernels with eventfs (6.6+) need another way);
  * - struct dentry::d_subdirs / d_child: children of a tracefs directory
- *   (renamed d_children / d_sib in 6.8).
+ *   (renamed d_children / d_sib in 6.8);
+ * - i_private of an instance's "trace" file (its trace_array, used as an
+ *   opaque key) and of events/SYS/EV/enable (the trace_event_file): read
+ *   without trace_get_event_file(), whose trace_array reference makes a
+ *   concurrent rmdir of the instance fail with -EBUSY.
  * Each is guarded by a build-time check on the field's type, so a port to
  * another kernel fails to compile at the exact place to adapt.
  */
@@ -186,15 +190,100 @@ struct dentry *fsm_compat_lookup(struct dentry *parent, const char *name);
  */
 bool fsm_compat_show_kaddr(const struct file *file);
 
-/* Called for each subdirectory created or deleted in a watched directory. */
-typedef void (*fsm_dir_event_fn)(const struct qstr *name, bool deleted);
+/**
+ * fsm_compat_child - positive child of a directory, from the dcache only.
+ * @parent: tracefs directory (its children are pinned in the dcache)
+ * @name:   child name
+ *
+ * Takes no inode lock (usable with the parent's inode lock held).
+ * Context: task or atomic. Return: the child with a reference, or NULL.
+ */
+struct dentry *fsm_compat_child(struct dentry *parent, const char *name);
+
+/**
+ * fsm_compat_instance_key - the trace_array of an instance directory.
+ * @dir: the instance's tracefs directory (instances/NAME or the root)
+ *
+ * Read from the i_private of the instance's "trace" file (6.1: set to the
+ * trace_array by init_tracer_tracefs()), never dereferenced: an opaque key.
+ * Takes no lock and no reference on the instance (which would make a
+ * concurrent rmdir fail with -EBUSY).
+ * Context: task or atomic.
+ * Return: the key, or NULL while the instance is not populated yet.
+ */
+void *fsm_compat_instance_key(struct dentry *dir);
+
+/**
+ * fsm_compat_event_file_lock - an event's trace_event_file in an instance,
+ * without a reference on the instance.
+ * @inst_dir: the instance's tracefs directory
+ * @sys:      event system
+ * @ev:       event name
+ * @evdir:    set to the event's directory; pass it to
+ *            fsm_compat_event_file_unlock()
+ *
+ * Read from the i_private of events/SYS/EV/enable (6.1: the event file).
+ * The event directory's inode lock is held (shared) on success: the kernel
+ * removes that directory, which takes the lock, before it drops the event
+ * file, so the file stays valid until the unlock. Unlike
+ * trace_get_event_file() this takes no trace_array reference, so a
+ * concurrent rmdir of the instance waits instead of failing with -EBUSY.
+ * Nothing that takes event_mutex or trace_types_lock may be called before
+ * the unlock (the removal holds them while it waits for this lock).
+ * Context: task, may sleep.
+ * Return: the file (locked), or NULL: no such event, or it cannot be
+ * enabled (no "enable" file), or it is being removed.
+ */
+struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
+						    const char *sys,
+						    const char *ev,
+						    struct dentry **evdir);
+void fsm_compat_event_file_unlock(struct dentry *evdir);
+
+/* What fsm_compat_watch_dir() reports about a subdirectory (an instance). */
+enum fsm_dir_event {
+	/*
+	 * Created, still empty: tracefs_create_dir() inside instance_mkdir()
+	 * or trace_array_get_by_name(), under event_mutex, trace_types_lock
+	 * and the watched directory's inode lock. Atomic rules: no sleeping
+	 * lock, no allocation with reclaim, no call into tracing.
+	 */
+	FSM_DIR_NEW,
+	/*
+	 * A mkdir(2) of an instance completed (its files exist) and has not
+	 * returned yet: the mkdir caller's context, with no lock of tracefs
+	 * or tracing held (see fsm_compat_watch_dir()). May sleep and take
+	 * the module's mutexes and tracefs inode locks.
+	 */
+	FSM_DIR_MADE,
+	/* Removed: under the tracing locks and inode locks, atomic rules. */
+	FSM_DIR_GONE,
+};
+
+/* Called for each subdirectory event in a watched directory. */
+typedef void (*fsm_dir_event_fn)(const struct qstr *name, enum fsm_dir_event ev);
 
 /**
  * fsm_compat_watch_dir - be told when subdirectories come and go.
- * @dir: directory to watch (one at a time)
- * @fn:  callback; runs in the context of the mkdir/rmdir, possibly under the
- *       kernel's tracing locks and the directory's inode lock: it must not
- *       sleep on a lock, allocate with reclaim, or call back into tracing
+ * @dir: directory to watch (one at a time): tracefs "instances"; the
+ *       caller keeps its reference until fsm_compat_unwatch_dir()
+ * @fn:  callback, see enum fsm_dir_event for the context of each event
+ *
+ * A mkdir(2) of an instance reports FS_CREATE twice (6.1): from
+ * tracefs_create_dir() before the instance has any file (FSM_DIR_NEW), and
+ * from vfs_mkdir() once tracefs' mkdir returned. The second one arrives
+ * with the watched directory's inode lock held by the mkdir caller (the
+ * VFS took it; tracefs_syscall_mkdir() dropped and retook it around
+ * instance_mkdir()), and no other lock of tracefs or tracing. The handler
+ * drops that lock around FSM_DIR_MADE and takes it back before it
+ * returns, exactly as tracefs_syscall_mkdir() does around instance_mkdir():
+ * nothing of the VFS depends on it between the mkdir and its unlock.
+ * Without that, anything @fn does in tracefs (creating files, looking up
+ * an event directory) would take a tracefs inode lock of the same lockdep
+ * class while holding the watched one (all tracefs inodes share one
+ * i_rwsem class), which lockdep reports. The two FS_CREATE are told apart
+ * by the instance's "trace" file (fsm_compat_instance_key()): created by
+ * instance_mkdir() after the directory, so absent in the first.
  *
  * Context: task. Return: 0, or -EOPNOTSUPP without CONFIG_FSNOTIFY (poll
  * instead), or another -errno.

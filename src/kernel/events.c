@@ -720,7 +720,13 @@ int fsm_inst_set_recording(struct fsm_inst *inst, bool on)
 	struct trace_event_file *file;
 	int ret;
 
-	/* Looks up, never creates; the reference is held only meanwhile. */
+	/*
+	 * Looks up, never creates; the reference is held only meanwhile (the
+	 * kernel's own events/stackmap/stack_id/enable holds one from open to
+	 * close). The caller made the map first (fsm_inst_prepare_map(),
+	 * without any reference or global lock): REGISTER only attaches
+	 * probes, so the reference lasts microseconds, not a map's zeroing.
+	 */
 	file = trace_get_event_file(inst->name, "stackmap", "stack_id");
 	if (IS_ERR(file))
 		return PTR_ERR(file) == -ENOENT ? -ENODEV : PTR_ERR(file);

@@ -4,13 +4,60 @@
  * too, gone with rmdir; module load and unload of the tracing side.
  *
  * There is no notifier for instance mkdir/rmdir. An fsnotify mark on the
- * tracefs "instances" directory (compat: fsm_compat_watch_dir()) sees
- * FS_CREATE and FS_DELETE of its subdirectories. The handler runs under
- * tracing locks (event_mutex, trace_types_lock, the directory's inode
- * lock): it only marks a removed instance dead and queues fsm_sync_work,
- * which does the rest in task context: reaps dead instances, discovers new
- * ones, creates their nodes and installs the default source events. A
- * kernel without fsnotify gets a poll every second instead.
+ * tracefs "instances" directory (compat: fsm_compat_watch_dir()) sees its
+ * subdirectories come and go. A "mkdir instances/NAME" is reported twice
+ * (6.1, fs/tracefs/inode.c and fs/namei.c):
+ *
+ *  1. FSM_DIR_NEW, from tracefs_create_dir() inside instance_mkdir(), with
+ *     event_mutex, trace_types_lock and the "instances" inode lock held,
+ *     before the instance has any file: we only queue fsm_sync_work;
+ *  2. FSM_DIR_MADE, from vfs_mkdir() once instance_mkdir() returned, in
+ *     the mkdir caller's context, before mkdir returns. The instance is
+ *     complete. Here the struct fsm_inst, its nodes and its default source
+ *     events are set up synchronously (fsm_instance_created()): all there
+ *     when mkdir returns.
+ *
+ * Why case 2 cannot deadlock. The VFS holds the "instances" inode lock
+ * there; compat drops it around our callback and takes it back after, as
+ * tracefs_syscall_mkdir() itself does around instance_mkdir(). So the
+ * callback holds no lock of tracefs or tracing (only the mkdir's
+ * sb_writers and fsnotify's SRCU read side), the same as a write to one
+ * of our nodes. What it takes, in order and never nested the other way:
+ *   fsm_mutex (alone: learning the instance, claiming its defaults);
+ *   fsm_nodes_mutex -> inode locks of instances/NAME and NAME/options
+ *     (tracefs_create_file());
+ *   inode lock of NAME/events/SYS/EV, shared, alone (sources.c resolves
+ *     the defaults through it), then fsm_mutex alone to install them.
+ * Nobody takes fsm_mutex or fsm_nodes_mutex while holding a tracefs inode
+ * lock, event_mutex or trace_types_lock is never taken inside them (the
+ * .reg callback takes fsm_mutex inside event_mutex: the only order of
+ * those two), and the kernel's holders of those inode locks (mkdir,
+ * rmdir, event directory creation and removal under event_mutex) never
+ * wait for our mutexes. fsnotify's SRCU: the only synchronize_srcu() on it
+ * that concerns us is fsm_compat_unwatch_dir() at module exit, called
+ * with no lock held. Holding the "instances" lock instead would nest two
+ * tracefs inode locks of one lockdep class and order "instances" before
+ * fsm_nodes_mutex against module init's fsm_nodes_mutex -> tracefs: the
+ * circular dependency lockdep reported on the debug kernel (an instance's
+ * nodes made at load, then a mkdir) before compat dropped the lock.
+ * Nothing is attached in case 2 (the new instance does not record yet).
+ *
+ * Removal (FS_DELETE, under the tracing locks) only marks the instance
+ * dead; fsm_sync_work reaps it. fsm_sync_work is the only other actor: it
+ * reaps, discovers instances made by the kernel itself
+ * (trace_array_get_by_name(): no case 2), creates missing nodes and
+ * installs default sources. It runs on system_wq (one work item: never
+ * twice at once); module init queues and flushes it, never runs it
+ * inline. A kernel without fsnotify gets a poll every second instead.
+ *
+ * Nothing here holds a trace_array reference (trace_get_event_file())
+ * except module init for the top level, so instance rmdir never fails with
+ * -EBUSY because of this module's own work.
+ *
+ * Instance ids (the "inst" field of records, bits of the user-stack masks)
+ * are the lowest free ones, reused after removal. An id is given back only
+ * when nothing can refer to the old instance by it any more: see
+ * fsm_inst_id_release().
  *
  * Identity: an instance is known by its struct trace_array pointer (opaque)
  * while it lives. The pointer is learned from one of our own event files
@@ -27,6 +74,7 @@
 #include <linux/dcache.h>
 #include <linux/err.h>
 #include <linux/fs.h>
+#include <linux/idr.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -38,6 +86,7 @@
 
 #include "compat.h"
 #include "tracing.h"
+#include "ustack.h"
 
 DEFINE_MUTEX(fsm_mutex);
 /* Instances by id; id 0 is the top level. */
@@ -56,12 +105,24 @@ MODULE_PARM_DESC(force_debugfs,
 		 "Offer the nodes under /sys/kernel/debug/ftrace_stackmap even when tracefs is usable (tests)");
 
 static struct dentry *fsm_instances_dir;	/* tracefs "instances" */
-static u32 fsm_next_inst_id = 1;
 /* fsm_sync_work may be queued (false before init is done, during exit) */
 static bool fsm_worker_on;
 
+/*
+ * Instance ids 1..: the lowest free one (fsm_inst_ida, fsm_mutex). An id
+ * below FSM_UST_MAX_INST (user stacks) whose instance went is retired
+ * (fsm_retired_ids, fsm_mutex) until nothing of the user-stack side can
+ * refer to it any more (fsm_inst_ids_reclaim_locked()).
+ */
+static DEFINE_IDA(fsm_inst_ida);
+static u64 fsm_retired_ids;
+static u32 fsm_inst_seq;
+
 static void fsm_sync_workfn(struct work_struct *work);
 static DECLARE_WORK(fsm_sync_work, fsm_sync_workfn);
+/* an instance was seen half made (kernel-made, populating): look again */
+static void fsm_retry_workfn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(fsm_retry_work, fsm_retry_workfn);
 
 /**
  * fsm_inst_label - name of an instance for messages.
@@ -91,6 +152,72 @@ bool fsm_inst_alive(const struct fsm_inst *inst)
 	return !READ_ONCE(inst->dead) && !d_unhashed(inst->dir);
 }
 
+/*
+ * Give the retired ids that nothing refers to any more back to the
+ * allocator. Cheap when none is retired; else one scan of the user-stack
+ * task table. Context: task, fsm_mutex held.
+ */
+static void fsm_inst_ids_reclaim_locked(void)
+{
+	u64 free;
+	unsigned int id;
+
+	lockdep_assert_held(&fsm_mutex);
+	if (!fsm_retired_ids)
+		return;
+	free = fsm_retired_ids & ~fsm_ustack_ids_busy();
+	for_each_set_bit(id, (unsigned long *)&free, FSM_UST_MAX_INST) {
+		fsm_retired_ids &= ~BIT_ULL(id);
+		fsm_ustack_id_reset(id);
+		ida_free(&fsm_inst_ida, id);
+	}
+}
+
+/*
+ * fsm_inst_id_release - the id of a released instance.
+ *
+ * Why reuse is safe: an id is given to a new instance only when nothing
+ * can still refer to the old instance by it. What knows an instance by
+ * its id:
+ *  - fsm_insts (lookups by id: user-stack deliveries): the instance was
+ *    erased from it when it was reaped, and RCU readers are past
+ *    (tracepoint_synchronize_unregister() in fsm_inst_release());
+ *  - node inodes (i_private): the key id + seq, compared by
+ *    fsm_inst_get_by_key(), so an old inode (an O_PATH descriptor
+ *    reopened through /proc) never reaches a new owner; open files hold
+ *    a reference on the struct, so this runs after their close;
+ *  - stack_id probes, which pass inst->id to fsm_ustack_request(): all
+ *    detached, and tracepoint_synchronize_unregister() returned before
+ *    this runs: no request for the old instance runs or will run;
+ *  - the user-stack side: request bits of pending entries, late bits,
+ *    emit works serving them (fsm_ustack_ids_busy()), the option bit and
+ *    the counters of fsm_ust_insts[id]. With no request left, no new bit
+ *    of the id appears; the id stays retired until a scan finds no bit of
+ *    it, then its counters are zeroed and it is free. No wait anywhere: a
+ *    task that asked and then sleeps for an hour keeps that one id busy
+ *    for the hour; new instances get other ids meanwhile (the lowest
+ *    free), and with none below FSM_UST_MAX_INST left, an instance gets
+ *    kernel stacks only (user stacks refused with a dmesg line and a
+ *    counter, ustack_deliver.c).
+ * Ids from FSM_UST_MAX_INST up never reach the user-stack side: free at
+ * once.
+ * Context: task (fsm_inst_release()), takes fsm_mutex.
+ */
+static void fsm_inst_id_release(u32 id)
+{
+	mutex_lock(&fsm_mutex);
+	if (fsm_shutting_down) {
+		/* teardown destroys the allocator (a late put may follow it) */
+	} else if (id < FSM_UST_MAX_INST) {
+		fsm_ustack_id_retire(id);
+		fsm_retired_ids |= BIT_ULL(id);
+		fsm_inst_ids_reclaim_locked();
+	} else {
+		ida_free(&fsm_inst_ida, id);
+	}
+	mutex_unlock(&fsm_mutex);
+}
+
 static void fsm_inst_release(struct kref *ref)
 {
 	struct fsm_inst *inst = container_of(ref, struct fsm_inst, ref);
@@ -102,6 +229,8 @@ static void fsm_inst_release(struct kref *ref)
 	 * still see it.
 	 */
 	tracepoint_synchronize_unregister();
+	if (inst->id)
+		fsm_inst_id_release(inst->id);
 	list_splice_init(&inst->sources, &srcs);
 	fsm_sources_free(&srcs);
 	fsm_map_free(inst->map);
@@ -125,8 +254,39 @@ void fsm_inst_put(struct fsm_inst *inst)
 }
 
 /**
- * fsm_inst_get_by_id - look an instance up for a node being opened.
- * @id: instance id (stored in the node's i_private)
+ * fsm_inst_node_key - what a node's i_private holds: the id and the seq.
+ * @inst: instance
+ *
+ * Context: any. Return: the key (never dereferenced).
+ */
+void *fsm_inst_node_key(const struct fsm_inst *inst)
+{
+	return (void *)(((unsigned long)inst->seq << 32) | inst->id);
+}
+
+/**
+ * fsm_inst_get_by_key - look an instance up for a node being opened.
+ * @key: the node's i_private (fsm_inst_node_key())
+ *
+ * Context: any sleepable or atomic context.
+ * Return: the live instance with a reference, or NULL if it is gone (also
+ * when its id now belongs to another instance).
+ */
+struct fsm_inst *fsm_inst_get_by_key(const void *key)
+{
+	unsigned long k = (unsigned long)key;
+	struct fsm_inst *inst = fsm_inst_get_by_id((u32)k);
+
+	if (inst && inst->seq != (u32)(k >> 32)) {
+		fsm_inst_put(inst);
+		inst = NULL;
+	}
+	return inst;
+}
+
+/**
+ * fsm_inst_get_by_id - look an instance up by id.
+ * @id: instance id
  *
  * Context: any sleepable or atomic context.
  * Return: the live instance with a reference, or NULL if it is gone.
@@ -199,22 +359,16 @@ static struct fsm_inst *fsm_inst_find_name_locked(const char *name)
 	return NULL;
 }
 
-/**
- * fsm_inst_find_or_create_locked - the instance of one of our event files.
- * @file: our stackmap:stack_id file in some instance; the caller keeps the
- *        instance alive (event_mutex held, or a trace_get_event_file()
- *        reference)
- *
- * Creates the struct fsm_inst when the instance is not known yet (the
- * fsnotify work did not run yet) and kicks the work that creates its nodes.
+/*
+ * The instance of directory @dir with key @tr; created when not known.
+ * @dir: the instance's directory (the caller keeps its own reference)
  * Context: task, fsm_mutex held.
  * Return: the instance (no new reference) or an ERR_PTR.
  */
-struct fsm_inst *fsm_inst_find_or_create_locked(struct trace_event_file *file)
+static struct fsm_inst *fsm_inst_find_or_create_dir_locked(struct dentry *dir,
+							   struct trace_array *tr)
 {
-	struct trace_array *tr = file->tr;
 	struct fsm_inst *inst;
-	struct dentry *dir;
 	const char *name = NULL;
 	int ret;
 
@@ -223,31 +377,33 @@ struct fsm_inst *fsm_inst_find_or_create_locked(struct trace_event_file *file)
 	if (inst)
 		return inst;
 
-	dir = fsm_compat_event_file_instance_dir(file);
-	if (!dir)
-		return ERR_PTR(-ENODEV);
 	if (!IS_ROOT(dir)) {
 		/* instances/NAME; tracefs has no rename, d_name is stable */
-		if (!fsm_instances_dir || dir->d_parent != fsm_instances_dir) {
-			dput(dir);
+		if (!fsm_instances_dir || dir->d_parent != fsm_instances_dir)
 			return ERR_PTR(-ENODEV);
-		}
+		if (d_unhashed(dir))
+			return ERR_PTR(-ENOENT);	/* removed meanwhile */
 		name = dir->d_name.name;
 	}
-	inst = fsm_inst_alloc(name, dir, tr);
+	inst = fsm_inst_alloc(name, dget(dir), tr);
 	if (!inst) {
 		dput(dir);
 		return ERR_PTR(-ENOMEM);
 	}
+	inst->seq = ++fsm_inst_seq;
 	if (!name) {
 		inst->id = 0;
 		ret = xa_insert(&fsm_insts, 0, inst, GFP_KERNEL);
 	} else {
-		/* cyclic: an id is not reused soon after its instance went */
-		ret = xa_alloc_cyclic(&fsm_insts, &inst->id, inst,
-				      XA_LIMIT(1, INT_MAX), &fsm_next_inst_id,
-				      GFP_KERNEL);
-		ret = ret < 0 ? ret : 0;
+		/* the lowest free id: user stacks need one below 63 */
+		fsm_inst_ids_reclaim_locked();
+		ret = ida_alloc_min(&fsm_inst_ida, 1, GFP_KERNEL);
+		if (ret >= 0) {
+			inst->id = ret;
+			ret = xa_insert(&fsm_insts, inst->id, inst, GFP_KERNEL);
+			if (ret)
+				ida_free(&fsm_inst_ida, inst->id);
+		}
 	}
 	if (ret) {
 		inst->dir = NULL;
@@ -258,6 +414,34 @@ struct fsm_inst *fsm_inst_find_or_create_locked(struct trace_event_file *file)
 		return ERR_PTR(ret);
 	}
 	fsm_inst_kick_worker();
+	return inst;
+}
+
+/**
+ * fsm_inst_find_or_create_locked - the instance of one of our event files.
+ * @file: our stackmap:stack_id file in some instance; the caller keeps the
+ *        instance alive (event_mutex held, or a trace_get_event_file()
+ *        reference)
+ *
+ * Creates the struct fsm_inst when the instance is not known yet and kicks
+ * the work that creates its nodes.
+ * Context: task, fsm_mutex held.
+ * Return: the instance (no new reference) or an ERR_PTR.
+ */
+struct fsm_inst *fsm_inst_find_or_create_locked(struct trace_event_file *file)
+{
+	struct fsm_inst *inst;
+	struct dentry *dir;
+
+	lockdep_assert_held(&fsm_mutex);
+	inst = fsm_inst_find_tr_locked(file->tr);
+	if (inst)
+		return inst;
+	dir = fsm_compat_event_file_instance_dir(file);
+	if (!dir)
+		return ERR_PTR(-ENODEV);
+	inst = fsm_inst_find_or_create_dir_locked(dir, file->tr);
+	dput(dir);
 	return inst;
 }
 
@@ -309,14 +493,51 @@ static bool fsm_not_known(const char *name, void *arg)
 	return true;
 }
 
-/* Learn the instances that exist but are not known. Context: task. */
-static void fsm_discover(void)
+/*
+ * Learn the instance of directory @dir (a reference held by the caller)
+ * from its key; no trace_array reference is taken.
+ * Context: task, no fsm lock held.
+ * Return: the instance with a reference, or NULL (*@err: -EAGAIN when it
+ * is half made, another -errno, or 0 during exit).
+ */
+static struct fsm_inst *fsm_inst_learn(struct dentry *dir, int *err)
 {
-	struct trace_event_file *file;
+	struct trace_array *tr = fsm_compat_instance_key(dir);
+	struct fsm_inst *inst = NULL;
+
+	*err = 0;
+	if (!tr) {
+		*err = -EAGAIN;		/* instance_mkdir() still populating */
+		return NULL;
+	}
+	mutex_lock(&fsm_mutex);
+	if (!fsm_shutting_down) {
+		inst = fsm_inst_find_or_create_dir_locked(dir, tr);
+		if (IS_ERR(inst)) {
+			*err = PTR_ERR(inst);
+			inst = NULL;
+		} else {
+			kref_get(&inst->ref);
+		}
+	}
+	mutex_unlock(&fsm_mutex);
+	if (*err && *err != -ENOENT)
+		pr_warn_ratelimited("instance %pd: not tracked (%d)\n", dir, *err);
+	return inst;
+}
+
+/*
+ * Learn the instances that exist but are not known. Context: task.
+ * Return: true if one was seen half made (look again later).
+ */
+static bool fsm_discover(void)
+{
 	struct fsm_inst *inst;
+	struct dentry *dir;
 	struct fsm_name *n;
 	LIST_HEAD(names);
-	bool known;
+	bool known, again = false;
+	int err;
 
 	if (fsm_compat_list_subdirs(fsm_instances_dir, fsm_not_known, NULL,
 				    &names))
@@ -327,38 +548,40 @@ static void fsm_discover(void)
 		mutex_unlock(&fsm_mutex);
 		if (known)
 			continue;
-		/*
-		 * Never creates the instance; the reference (which would make
-		 * a concurrent rmdir fail with -EBUSY) is held only while the
-		 * instance is entered in the table.
-		 */
-		file = trace_get_event_file(n->name, "stackmap", "stack_id");
-		if (IS_ERR(file))
+		dir = fsm_compat_child(fsm_instances_dir, n->name);
+		if (!dir)
 			continue;	/* removed meanwhile */
-		mutex_lock(&fsm_mutex);
-		if (!fsm_shutting_down) {
-			inst = fsm_inst_find_or_create_locked(file);
-			if (IS_ERR(inst))
-				pr_warn_ratelimited("instance %s: not tracked (%ld)\n",
-						    n->name, PTR_ERR(inst));
-		}
-		mutex_unlock(&fsm_mutex);
-		trace_put_event_file(file);
+		inst = fsm_inst_learn(dir, &err);
+		dput(dir);
+		again |= err == -EAGAIN;
+		if (inst)
+			fsm_inst_put(inst);
 	}
 	fsm_free_names(&names);
+	return again;
 }
 
-/* Next live instance that needs its nodes, with a reference. */
-static struct fsm_inst *fsm_next_setup(void)
+/*
+ * Next live instance without nodes (@defaults false) or whose default
+ * sources were not handled yet (true, claimed here), with a reference.
+ */
+static struct fsm_inst *fsm_next_todo(bool defaults)
 {
 	struct fsm_inst *inst, *found = NULL;
 	unsigned long idx;
 
 	mutex_lock(&fsm_mutex);
 	xa_for_each(&fsm_insts, idx, inst) {
-		if (!fsm_inst_alive(inst) || inst->setup_done)
+		if (!fsm_inst_alive(inst))
 			continue;
-		inst->setup_done = true;
+		if (defaults) {
+			if (inst->defaults_done)
+				continue;
+			inst->defaults_done = true;
+		} else if (READ_ONCE(inst->nodes_done) ||
+			   READ_ONCE(inst->nodes_gone)) {
+			continue;
+		}
 		kref_get(&inst->ref);
 		found = inst;
 		break;
@@ -367,27 +590,37 @@ static struct fsm_inst *fsm_next_setup(void)
 	return found;
 }
 
-/* Nodes and default sources of a new instance. Context: task. */
-static int fsm_inst_setup(struct fsm_inst *inst, bool strict)
+/* Default sources of an instance. Context: task. */
+static int fsm_inst_defaults(struct fsm_inst *inst, bool strict)
 {
-	int ret = 0;
+	int ret;
 
-	if (fsm_default_events && *fsm_default_events) {
-		ret = fsm_sources_update(inst, fsm_default_events,
-					 strict ? FSM_SRC_REPLACE | FSM_SRC_PARAM :
-					 FSM_SRC_REPLACE | FSM_SRC_DEFAULTS);
-		if (ret && !strict)
-			pr_warn("%s: default events not installed (%d)\n",
-				fsm_inst_label(inst), ret);
-		if (ret && strict)
-			return ret;
-	}
-	ret = fsm_nodes_create(inst);
+	if (!fsm_default_events || !*fsm_default_events)
+		return 0;
+	ret = fsm_sources_update(inst, fsm_default_events,
+				 strict ? FSM_SRC_REPLACE | FSM_SRC_PARAM :
+				 FSM_SRC_REPLACE | FSM_SRC_DEFAULTS);
+	if (ret && !strict && ret != -ENODEV)
+		pr_warn("%s: default events not installed (%d)\n",
+			fsm_inst_label(inst), ret);
+	return ret;
+}
+
+/*
+ * Nodes of an instance; a failure is said once and not retried (the
+ * instance is marked nodes_gone by fsm_nodes_create()).
+ * Context: task. Return: 0 or -errno (0 when the instance went meanwhile).
+ */
+static int fsm_inst_nodes(struct fsm_inst *inst)
+{
+	int ret = fsm_nodes_create(inst);
+
 	if (ret && ret != -ENOENT)
 		pr_warn("%s: cannot create the nodes (%d)\n",
 			fsm_inst_label(inst), ret);
 	return ret == -ENOENT ? 0 : ret;	/* -ENOENT: removed meanwhile */
 }
+
 
 static void fsm_sync_workfn(struct work_struct *work)
 {
@@ -396,48 +629,95 @@ static void fsm_sync_workfn(struct work_struct *work)
 	if (READ_ONCE(fsm_shutting_down))
 		return;
 	fsm_reap_dead();
-	fsm_discover();
-	while ((inst = fsm_next_setup())) {
-		fsm_inst_setup(inst, false);
+	if (fsm_discover() && READ_ONCE(fsm_worker_on))
+		schedule_delayed_work(&fsm_retry_work, HZ / 10);
+	/* nodes first (quick, no tracing lock), then default sources */
+	while ((inst = fsm_next_todo(false))) {
+		fsm_inst_nodes(inst);
 		fsm_inst_put(inst);
 		if (READ_ONCE(fsm_shutting_down))
-			break;
+			return;
+	}
+	while ((inst = fsm_next_todo(true))) {
+		fsm_inst_defaults(inst, false);
+		fsm_inst_put(inst);
+		if (READ_ONCE(fsm_shutting_down))
+			return;
 	}
 }
 
+static void fsm_retry_workfn(struct work_struct *work)
+{
+	fsm_inst_kick_worker();
+}
+
 /*
- * A subdirectory of "instances" came or went (compat watch). Context: the
- * mkdir/rmdir, under the kernel's tracing locks and the "instances" inode
- * lock: no sleeping lock, no allocation, only mark and queue. fsm_insts is
- * read under RCU (entries are freed after a grace period, see
- * fsm_inst_release()).
+ * FSM_DIR_MADE (see the file comment): the mkdir caller's context, before
+ * mkdir returns, no lock of tracefs or tracing held. Create the instance,
+ * its nodes and its default sources now.
  */
-static void fsm_instances_event(const struct qstr *name, bool deleted)
+static void fsm_instance_created(const struct qstr *name)
+{
+	struct fsm_inst *inst;
+	struct dentry *dir;
+	bool defaults;
+	int err;
+
+	if (!READ_ONCE(fsm_worker_on))
+		return;		/* during init (its own sync follows) or exit */
+	dir = fsm_compat_child(fsm_instances_dir, (const char *)name->name);
+	if (!dir)
+		return;		/* removed meanwhile */
+	inst = fsm_inst_learn(dir, &err);
+	dput(dir);
+	if (!inst)
+		return;
+	fsm_inst_nodes(inst);
+	mutex_lock(&fsm_mutex);
+	defaults = !inst->defaults_done;
+	inst->defaults_done = true;
+	mutex_unlock(&fsm_mutex);
+	if (defaults)
+		fsm_inst_defaults(inst, false);
+	fsm_inst_put(inst);	/* the table keeps its reference */
+}
+
+/*
+ * A subdirectory of "instances" came or went (compat watch). FSM_DIR_NEW
+ * and FSM_DIR_GONE run under the kernel's tracing locks and the
+ * "instances" inode lock: no sleeping lock, no allocation, only mark and
+ * queue. fsm_insts is read under RCU (entries are freed after a grace
+ * period, see fsm_inst_release()). FSM_DIR_MADE: fsm_instance_created().
+ */
+static void fsm_instances_event(const struct qstr *name, enum fsm_dir_event ev)
 {
 	struct fsm_inst *inst;
 	unsigned long idx;
 
-	if (deleted) {
-		rcu_read_lock();
-		xa_for_each(&fsm_insts, idx, inst) {
-			if (!inst->name || READ_ONCE(inst->dead) ||
-			    strlen(inst->name) != name->len ||
-			    memcmp(inst->name, name->name, name->len))
-				continue;
-			/*
-			 * The kernel frees the trace_array after this returns:
-			 * forget the key now (see also fsm_inst_alive()). The
-			 * readers that matter, the .reg callback's lookups,
-			 * run under event_mutex like this handler (for a
-			 * removal); the others use READ_ONCE() and tolerate
-			 * either value.
-			 */
-			WRITE_ONCE(inst->tr, NULL);
-			WRITE_ONCE(inst->dead, true);
-			break;
-		}
-		rcu_read_unlock();
+	if (ev == FSM_DIR_MADE)
+		fsm_instance_created(name);
+	if (ev != FSM_DIR_GONE) {
+		fsm_inst_kick_worker();
+		return;
 	}
+	rcu_read_lock();
+	xa_for_each(&fsm_insts, idx, inst) {
+		if (!inst->name || READ_ONCE(inst->dead) ||
+		    strlen(inst->name) != name->len ||
+		    memcmp(inst->name, name->name, name->len))
+			continue;
+		/*
+		 * The kernel frees the trace_array after this returns:
+		 * forget the key now (see also fsm_inst_alive()). The
+		 * readers that matter, the .reg callback's lookups, run
+		 * under event_mutex like this handler (for a removal); the
+		 * others use READ_ONCE() and tolerate either value.
+		 */
+		WRITE_ONCE(inst->tr, NULL);
+		WRITE_ONCE(inst->dead, true);
+		break;
+	}
+	rcu_read_unlock();
 	fsm_inst_kick_worker();
 }
 
@@ -507,10 +787,20 @@ static void fsm_tracing_teardown(void)
 	WRITE_ONCE(fsm_worker_on, false);
 	mutex_unlock(&fsm_mutex);
 
-	fsm_unwatch_instances();
+	fsm_unwatch_instances();	/* no handler runs after this */
+	/* the work may arm the retry and the retry may queue the work */
 	cancel_work_sync(&fsm_sync_work);
-	fsm_sources_exit();
+	cancel_delayed_work_sync(&fsm_retry_work);
+	cancel_work_sync(&fsm_sync_work);
 
+	/*
+	 * Detach every probe while the module notifier still watches the
+	 * modules that own source events: a source's tracepoint lives in its
+	 * module, and the notifier (under fsm_mutex, like this loop) drops
+	 * the sources of a module that goes away before its tracepoints are
+	 * freed. Unregistering the notifier first left a window in which
+	 * tracepoint_probe_unregister() ran on a freed tracepoint.
+	 */
 	mutex_lock(&fsm_mutex);
 	xa_for_each(&fsm_insts, idx, inst) {
 		struct fsm_src *src;
@@ -522,6 +812,8 @@ static void fsm_tracing_teardown(void)
 		list_add_tail(&inst->reap, &reap);
 	}
 	mutex_unlock(&fsm_mutex);
+	/* detached sources are never touched again (only freed) */
+	fsm_sources_exit();
 
 	/* No probe of ours runs past this point. */
 	tracepoint_synchronize_unregister();
@@ -535,6 +827,7 @@ static void fsm_tracing_teardown(void)
 	fsm_compat_exit();
 	dput(fsm_instances_dir);
 	fsm_instances_dir = NULL;
+	ida_destroy(&fsm_inst_ida);
 }
 
 /**
@@ -575,9 +868,12 @@ int fsm_tracing_init(void)
 
 	/* The top level: default sources must all resolve (param check). */
 	mutex_lock(&fsm_mutex);
-	top->setup_done = true;
+	top->defaults_done = true;
 	mutex_unlock(&fsm_mutex);
-	ret = fsm_inst_setup(top, true);
+	ret = fsm_inst_defaults(top, true);
+	if (ret)
+		goto fail;
+	ret = fsm_inst_nodes(top);
 	if (ret)
 		goto fail;
 
@@ -591,7 +887,9 @@ int fsm_tracing_init(void)
 	WRITE_ONCE(fsm_ready, true);
 	mutex_unlock(&fsm_mutex);
 	WRITE_ONCE(fsm_worker_on, true);
-	fsm_sync_workfn(NULL);
+	/* never inline: the work is the only one that sets instances up */
+	fsm_inst_kick_worker();
+	flush_work(&fsm_sync_work);
 	if (fsm_polling)
 		schedule_delayed_work(&fsm_poll_work, HZ);
 	fsm_compat_announce();

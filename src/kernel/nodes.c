@@ -11,10 +11,15 @@
  *   stack_map_events   0640  source events (set_event syntax)
  *   options/stackmap   0640  1/0: stackmap:stack_id enabled in the instance
  *
- * Each node's i_private is the instance id, not a pointer: open looks the
- * instance up (fsm_inst_get_by_id()) and takes a reference, so an instance
- * whose directory was just removed can never be reached through a stale
- * inode. Every fops has .owner = THIS_MODULE: an open node keeps the
+ * Each node's i_private is the instance key (id and serial number,
+ * fsm_inst_node_key()), not a pointer: open looks the instance up
+ * (fsm_inst_get_by_key()) and takes a reference, so an instance whose
+ * directory was just removed can never be reached through a stale inode,
+ * not even when its id was given to a new instance.
+ *
+ * Creation and removal of an instance's nodes are serialised by
+ * fsm_nodes_mutex (the mkdir caller, see instances.c, the sync work and
+ * module exit may all try); once removed, they are never created again. Every fops has .owner = THIS_MODULE: an open node keeps the
  * module loaded (rmmod fails with EBUSY).
  *
  * Kernel addresses (stack_map_bin's ips and ref_symbol_addr, frames of
@@ -57,9 +62,18 @@
 /* debugfs mode: ftrace_stackmap/instances */
 static struct dentry *fsm_dbg_instances;
 
+/*
+ * Serialises creation and removal of nodes (inst->nodes[], dbg_dir,
+ * dbg_opts, nodes_done, nodes_gone). Taken inside the "instances" inode
+ * lock by the mkdir caller (instances.c), never with fsm_mutex held;
+ * inside it only the inode locks of an instance directory and its
+ * options/ (or debugfs's) are taken.
+ */
+DEFINE_MUTEX(fsm_nodes_mutex);
+
 static struct fsm_inst *fsm_node_inst(struct inode *inode)
 {
-	return fsm_inst_get_by_id((u32)(unsigned long)inode->i_private);
+	return fsm_inst_get_by_key(inode->i_private);
 }
 
 /* ---- readers of the maps: stack_map and stack_map_bin ---- */
@@ -974,33 +988,51 @@ static const struct {
 	[FSM_NODE_UOPTION] = { "stackmap_user", 0640, &fsm_ustack_opt_fops, true },
 };
 
+static void fsm_nodes_remove_locked(struct fsm_inst *inst);
+
 /**
- * fsm_nodes_create - create the nodes of an instance.
+ * fsm_nodes_create - create the nodes of an instance, once.
  * @inst: instance (reference held by the caller)
  *
- * Context: task (the sync work or module init), may sleep. Nodes of one
- * instance are created and removed by the same serialised callers.
+ * Does nothing when they exist or were removed for good.
+ * Context: task, may sleep; takes fsm_nodes_mutex, must not hold
+ * fsm_mutex.
  * Return: 0, -ENOENT if the instance directory was removed meanwhile, or
- * another -errno (what was created is removed again).
+ * another -errno (what was created is removed again, and the instance
+ * stays without nodes).
  */
 int fsm_nodes_create(struct fsm_inst *inst)
 {
 	struct dentry *dir, *opts, *d;
-	void *data = (void *)(unsigned long)inst->id;
+	void *data = fsm_inst_node_key(inst);
 	int i, ret = 0;
+
+	mutex_lock(&fsm_nodes_mutex);
+	if (inst->nodes_done || inst->nodes_gone)
+		goto out;
+	if (!fsm_inst_alive(inst)) {
+		ret = -ENOENT;
+		goto out;
+	}
 
 	if (fsm_compat_have_tracefs()) {
 		dir = inst->dir;
-		opts = fsm_compat_lookup(inst->dir, "options");
-		if (!opts)
-			return -ENOENT;
+		opts = fsm_compat_child(inst->dir, "options");
+		if (!opts) {
+			ret = -ENOENT;
+			goto fail;
+		}
 	} else {
-		if (!fsm_compat_debugfs_root())
-			return -ENODEV;
+		if (!fsm_compat_debugfs_root()) {
+			ret = -ENODEV;
+			goto fail;
+		}
 		if (inst->name) {
 			d = fsm_compat_create_dir(inst->name, fsm_dbg_instances);
-			if (IS_ERR(d))
-				return PTR_ERR(d);
+			if (IS_ERR(d)) {
+				ret = PTR_ERR(d);
+				goto fail;
+			}
 			inst->dbg_dir = dget(d);
 			dir = d;
 		} else {
@@ -1028,23 +1060,24 @@ int fsm_nodes_create(struct fsm_inst *inst)
 		inst->nodes[i] = dget(d);
 	}
 	dput(opts);
-	if (!ret)
-		return 0;
+	if (!ret) {
+		WRITE_ONCE(inst->nodes_done, true);
+		goto out;
+	}
 fail:
-	fsm_nodes_remove(inst);
+	fsm_nodes_remove_locked(inst);
+out:
+	mutex_unlock(&fsm_nodes_mutex);
 	return ret;
 }
 
-/**
- * fsm_nodes_remove - remove the nodes of an instance.
- * @inst: instance
- *
- * Harmless for nodes the kernel already removed with their instance.
- * Context: task, may sleep.
- */
-void fsm_nodes_remove(struct fsm_inst *inst)
+/* Context: fsm_nodes_mutex held. */
+static void fsm_nodes_remove_locked(struct fsm_inst *inst)
 {
 	int i;
+
+	lockdep_assert_held(&fsm_nodes_mutex);
+	WRITE_ONCE(inst->nodes_gone, true);
 
 	for (i = 0; i < FSM_NR_NODES; i++) {
 		if (!inst->nodes[i])
@@ -1063,6 +1096,21 @@ void fsm_nodes_remove(struct fsm_inst *inst)
 		dput(inst->dbg_dir);
 		inst->dbg_dir = NULL;
 	}
+}
+
+/**
+ * fsm_nodes_remove - remove the nodes of an instance, for good.
+ * @inst: instance
+ *
+ * Harmless for nodes the kernel already removed with their instance.
+ * Context: task, may sleep; takes fsm_nodes_mutex, must not hold
+ * fsm_mutex.
+ */
+void fsm_nodes_remove(struct fsm_inst *inst)
+{
+	mutex_lock(&fsm_nodes_mutex);
+	fsm_nodes_remove_locked(inst);
+	mutex_unlock(&fsm_nodes_mutex);
 }
 
 /**

@@ -19,6 +19,13 @@
  * a source event record discarded by its filter still gets a stack_id
  * record.
  *
+ * Resolution never takes a reference on the instance: trace_get_event_file()
+ * would (a trace_array reference), and a concurrent rmdir of the instance
+ * would fail with -EBUSY, once per event resolved ("*" is about 2,000).
+ * The event file is found through the instance's events/SYS/EV directory
+ * instead, with that directory's inode lock held while the file is read
+ * (fsm_compat_event_file_lock()): a removal waits for it.
+ *
  * A resolved source keeps a pointer to the event's trace_event_file in the
  * instance (not a reference: that would block rmdir). It stays valid while
  * the instance lives (our probes are detached, by the kernel's UNREGISTER,
@@ -128,7 +135,9 @@ void fsm_sources_free(struct list_head *list)
 }
 
 /*
- * Resolve sys:ev in @inst. Return: 1 resolved (added to @out), 0 skipped
+ * Resolve sys:ev in @inst, without a reference on the instance; a source of
+ * a module holds a reference on it until entered (src->modref).
+ * Return: 1 resolved (added to @out), 0 skipped
  * (wildcard), or -errno (named explicitly: a one-line message said why).
  */
 static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
@@ -138,16 +147,23 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 	struct trace_event_call *call;
 	struct trace_event_file *file;
 	unsigned long start = 0, size;
-	struct fsm_src *src;
+	struct dentry *evdir;
+	struct fsm_src *src, *s;
 	int ret = 0;
 
-	file = trace_get_event_file(inst->name, sys, ev);
-	if (IS_ERR(file)) {
+	src = kzalloc(struct_size(src, name, strlen(sys) + strlen(ev) + 2),
+		      GFP_KERNEL);
+	if (!src)
+		return -ENOMEM;
+	file = fsm_compat_event_file_lock(inst->dir, sys, ev, &evdir);
+	if (!file) {
+		kfree(src);
 		if (named)
 			fsm_warn(who, "unknown event %.64s:%.64s (%s)\n", sys, ev,
 				 fsm_inst_label(inst));
 		return named ? -EINVAL : 0;
 	}
+	/* until the unlock: no event_mutex, no trace_types_lock (compat.h) */
 	call = file->event_call;
 	if (file->tr != READ_ONCE(inst->tr)) {
 		ret = -ENODEV;		/* instance removed (or replaced) */
@@ -168,17 +184,22 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 		ret = named ? -EINVAL : 0;
 		goto out;
 	}
-	list_for_each_entry(src, out, list) {
-		if (src->file == file)
+	list_for_each_entry(s, out, list) {
+		if (s->file == file)
 			goto out;	/* duplicate within the token */
 	}
-
-	src = kzalloc(struct_size(src, name, strlen(sys) + strlen(ev) + 2),
-		      GFP_KERNEL);
-	if (!src) {
-		ret = -ENOMEM;
-		goto out;
+	/* the module notifier protects entered sources; until then, this */
+	if (call->module) {
+		if (!try_module_get(call->module)) {
+			if (named)
+				fsm_warn(who, "%s:%s: its module is going away\n",
+					 sys, ev);
+			ret = named ? -EINVAL : 0;
+			goto out;
+		}
+		src->modref = true;
 	}
+
 	sprintf(src->name, "%s:%s", sys, ev);
 	src->inst = inst;
 	src->file = file;
@@ -189,9 +210,11 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 	src->iter_start = start;
 	src->iter_size = size;
 	list_add_tail(&src->list, out);
+	src = NULL;
 	ret = 1;
 out:
-	trace_put_event_file(file);
+	fsm_compat_event_file_unlock(evdir);
+	kfree(src);
 	return ret;
 }
 
@@ -271,41 +294,18 @@ static int fsm_check_neg(struct fsm_inst *inst, struct fsm_tok *t,
 			 const char *who)
 {
 	struct trace_event_file *file;
+	struct dentry *evdir;
 
 	if (!t->sys || !t->ev)
 		return 0;	/* wildcard removal: whatever it matches */
-	file = trace_get_event_file(inst->name, t->sys, t->ev);
-	if (IS_ERR(file)) {
+	file = fsm_compat_event_file_lock(inst->dir, t->sys, t->ev, &evdir);
+	if (!file) {
 		fsm_warn(who, "unknown event %.64s:%.64s (%s)\n", t->sys, t->ev,
 			 fsm_inst_label(inst));
 		return -EINVAL;
 	}
-	trace_put_event_file(file);
+	fsm_compat_event_file_unlock(evdir);
 	return 0;
-}
-
-/*
- * Hold the modules of the resolved events until the sources are entered
- * (the module notifier takes over from there). A source whose module is
- * already going is dropped.
- */
-static void fsm_toks_get_modules(struct fsm_tok *toks, unsigned int nr)
-{
-	struct fsm_src *src, *tmp;
-	unsigned int i;
-
-	for (i = 0; i < nr; i++) {
-		list_for_each_entry_safe(src, tmp, &toks[i].srcs, list) {
-			if (!src->mod)
-				continue;
-			if (try_module_get(src->mod)) {
-				src->modref = true;
-			} else {
-				list_del(&src->list);
-				kfree(src);
-			}
-		}
-	}
 }
 
 /*
@@ -493,7 +493,6 @@ int fsm_sources_update(struct fsm_inst *inst, const char *text,
 	if (ret)
 		goto out;
 
-	fsm_toks_get_modules(toks, nr);
 	mutex_lock(&fsm_mutex);
 	if (!fsm_inst_alive(inst) || fsm_shutting_down)
 		ret = -ENODEV;

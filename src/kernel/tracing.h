@@ -125,9 +125,16 @@ struct fsm_src {
  * @name:       instance name, NULL for the top level
  * @dir:        the instance's tracefs directory (reference held)
  * @tr:         opaque key of the instance; NULL once dead
+ * @seq:        serial number of this struct (per load, never reused): with
+ *              @id it makes the node key (fsm_inst_node_key()), so a node
+ *              inode of a removed instance never reaches a later instance
+ *              that reuses the id
  * @dead:       the instance directory was removed (fsnotify handler)
- * @setup_done: nodes created and default sources resolved (worker)
- * @nodes:      the node dentries (reference held on each)
+ * @defaults_done: default sources handled (worker; fsm_mutex)
+ * @nodes_done: nodes created (fsm_nodes_mutex)
+ * @nodes_gone: nodes removed for good: never create them again
+ *              (fsm_nodes_mutex)
+ * @nodes:      the node dentries (reference held on each; fsm_nodes_mutex)
  * @dbg_dir:    debugfs mode: the instance's directory and its options/
  * @dbg_opts:
  * @reap:       worker-private list link
@@ -157,11 +164,14 @@ struct fsm_src {
 struct fsm_inst {
 	struct kref ref;
 	u32 id;
+	u32 seq;
 	const char *name;
 	struct dentry *dir;
 	struct trace_array *tr;
 	bool dead;
-	bool setup_done;
+	bool defaults_done;
+	bool nodes_done;
+	bool nodes_gone;
 	struct dentry *nodes[FSM_NR_NODES];
 	struct dentry *dbg_dir;
 	struct dentry *dbg_opts;
@@ -200,6 +210,8 @@ extern char *fsm_default_events;
 
 bool fsm_inst_alive(const struct fsm_inst *inst);
 struct fsm_inst *fsm_inst_get_by_id(u32 id);
+void *fsm_inst_node_key(const struct fsm_inst *inst);
+struct fsm_inst *fsm_inst_get_by_key(const void *key);
 void fsm_inst_put(struct fsm_inst *inst);
 struct fsm_inst *fsm_inst_find_or_create_locked(struct trace_event_file *file);
 void fsm_inst_kick_worker(void);
@@ -248,6 +260,7 @@ int fsm_sources_init(void);
 void fsm_sources_exit(void);
 
 /* nodes.c */
+extern struct mutex fsm_nodes_mutex;
 int fsm_nodes_create(struct fsm_inst *inst);
 void fsm_nodes_remove(struct fsm_inst *inst);
 int fsm_nodes_init(void);

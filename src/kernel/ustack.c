@@ -118,6 +118,7 @@ void fsm_ust_task_free(void *data, struct task_struct *t)
 		slot->same_regs = 0;
 		atomic64_set(&slot->late_mask, 0);
 		atomic_set(&slot->emit_queued, 0);
+		slot->emitting = 0;
 		/* pairs with smp_load_acquire() in fsm_ust_slot_get() */
 		smp_store_release(&slot->task, 0UL);
 	}

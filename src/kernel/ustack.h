@@ -31,6 +31,10 @@ u64 fsm_ustack_request(u32 inst_id);
 void fsm_ustack_stat_show(struct seq_file *m, struct fsm_inst *inst);
 void fsm_ustack_write_reset(struct fsm_inst *inst, u32 gen);
 extern const struct file_operations fsm_ustack_opt_fops;
+/* instance id reuse (instances.c) */
+void fsm_ustack_id_retire(u32 id);
+u64 fsm_ustack_ids_busy(void);
+void fsm_ustack_id_reset(u32 id);
 
 /*
  * The user stack map's key (and record) for a stack of nr frames:

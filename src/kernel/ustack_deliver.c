@@ -432,6 +432,22 @@ int fsm_ust_events_check(void)
 	return 0;
 }
 
+/* Instances refused user stacks for want of an id below FSM_UST_MAX_INST. */
+static atomic64_t fsm_ust_no_id_refusals = ATOMIC64_INIT(0);
+
+/*
+ * User stacks asked for in an instance whose id is FSM_UST_MAX_INST or
+ * more: none was free when it was made (62 live instances, or ids whose
+ * old instance still has user-stack requests pending, see
+ * fsm_ustack_ids_busy()). Kernel stacks work there as usual.
+ */
+static void fsm_ust_no_id(struct fsm_inst *inst)
+{
+	atomic64_inc(&fsm_ust_no_id_refusals);
+	pr_warn_ratelimited("%s: no user stacks: instance id %u, they need one below %u (none was free when the instance was made)\n",
+			    fsm_inst_label(inst), inst->id, FSM_UST_MAX_INST);
+}
+
 static struct fsm_ust_inst *fsm_ust_inst_of_file(struct trace_event_file *file,
 						  u32 *id)
 {
@@ -444,8 +460,7 @@ static struct fsm_ust_inst *fsm_ust_inst_of_file(struct trace_event_file *file,
 	if (IS_ERR(inst))
 		return ERR_CAST(inst);
 	if (inst->id >= FSM_UST_MAX_INST) {
-		pr_warn_ratelimited("%s: user stacks need an instance id below %u\n",
-				    fsm_inst_label(inst), FSM_UST_MAX_INST);
+		fsm_ust_no_id(inst);
 		return ERR_PTR(-ENOSPC);
 	}
 	*id = inst->id;
@@ -511,21 +526,38 @@ static int fsm_ust_set_event(struct fsm_inst *inst, const char *event, bool on)
 	return ret;
 }
 
+/*
+ * The option holds a reference on its instance while open (i_private is
+ * the node key, id and serial number, see nodes.c): the id cannot pass to
+ * another instance meanwhile.
+ */
 static int fsm_ust_opt_open(struct inode *inode, struct file *file)
 {
-	u32 id = (u32)(unsigned long)inode->i_private;
+	struct fsm_inst *inst = fsm_inst_get_by_key(inode->i_private);
 
-	if (id >= FSM_UST_MAX_INST)
+	if (!inst)
+		return -ENODEV;
+	if (inst->id >= FSM_UST_MAX_INST) {
+		fsm_ust_no_id(inst);
+		fsm_inst_put(inst);
 		return -ENOSPC;
-	file->private_data = inode->i_private;
+	}
+	file->private_data = inst;
 	return nonseekable_open(inode, file);
+}
+
+static int fsm_ust_opt_release(struct inode *inode, struct file *file)
+{
+	fsm_inst_put(file->private_data);
+	return 0;
 }
 
 static ssize_t fsm_ust_opt_read(struct file *file, char __user *ubuf,
 				size_t cnt, loff_t *ppos)
 {
-	u32 id = (u32)(unsigned long)file->private_data;
-	char buf[2] = { READ_ONCE(fsm_ust_on) & BIT_ULL(id) ? '1' : '0', '\n' };
+	struct fsm_inst *inst = file->private_data;
+	char buf[2] = { READ_ONCE(fsm_ust_on) & BIT_ULL(inst->id) ? '1' : '0',
+			'\n' };
 
 	return simple_read_from_buffer(ubuf, cnt, ppos, buf, sizeof(buf));
 }
@@ -579,8 +611,8 @@ static int fsm_ust_umap_alloc(struct fsm_inst *inst)
 static ssize_t fsm_ust_opt_write(struct file *file, const char __user *ubuf,
 				 size_t cnt, loff_t *ppos)
 {
-	u32 id = (u32)(unsigned long)file->private_data;
-	struct fsm_inst *inst;
+	struct fsm_inst *inst = file->private_data;
+	u32 id = inst->id;
 	bool on;
 	int ret;
 
@@ -588,26 +620,27 @@ static ssize_t fsm_ust_opt_write(struct file *file, const char __user *ubuf,
 		pr_warn_ratelimited("options/stackmap_user: write 1 or 0\n");
 		return -EINVAL;
 	}
-	inst = fsm_inst_get_by_id(id);
-	if (!inst)
+	if (!fsm_inst_alive(inst))
 		return -ENODEV;
 	if (on) {
 		ret = fsm_ust_umap_alloc(inst);
-		if (ret) {
-			fsm_inst_put(inst);
+		if (ret)
 			return ret;
-		}
 	}
 	ret = fsm_ust_set_event(inst, "file_map", on);
 	if (!ret)
 		ret = fsm_ust_set_event(inst, "user_stack", on);
 	mutex_lock(&fsm_ust_opt_mutex);
-	if (!ret && on)
+	/*
+	 * A removed instance's bit must not be turned on: its id is retired
+	 * (fsm_ustack_id_retire(), under this mutex) once its last reference,
+	 * ours included, is gone, and must not reach a later owner set.
+	 */
+	if (!ret && on && fsm_inst_alive(inst))
 		WRITE_ONCE(fsm_ust_on, fsm_ust_on | BIT_ULL(id));
 	else if (!on)
 		WRITE_ONCE(fsm_ust_on, fsm_ust_on & ~BIT_ULL(id));
 	mutex_unlock(&fsm_ust_opt_mutex);
-	fsm_inst_put(inst);
 	return ret ? ret : cnt;
 }
 
@@ -617,7 +650,53 @@ const struct file_operations fsm_ustack_opt_fops = {
 	.read = fsm_ust_opt_read,
 	.write = fsm_ust_opt_write,
 	.llseek = no_llseek,
+	.release = fsm_ust_opt_release,
 };
+
+/**
+ * fsm_ustack_id_retire - an instance id leaves use (instances.c).
+ * @id: the id (< FSM_UST_MAX_INST) of an instance that is gone: erased
+ *      from fsm_insts, its probes detached and waited for, no node open
+ *
+ * Turns the id's option bit off, so that a later owner starts without
+ * user stacks. What may still refer to the id is what
+ * fsm_ustack_ids_busy() reports; the caller waits for that before it
+ * gives the id out again, then calls fsm_ustack_id_reset().
+ * Context: task, may sleep.
+ */
+void fsm_ustack_id_retire(u32 id)
+{
+	if (id >= FSM_UST_MAX_INST)
+		return;
+	mutex_lock(&fsm_ust_opt_mutex);
+	WRITE_ONCE(fsm_ust_on, fsm_ust_on & ~BIT_ULL(id));
+	mutex_unlock(&fsm_ust_opt_mutex);
+}
+
+/**
+ * fsm_ustack_id_reset - zero the per-id counters before the id's reuse.
+ * @id: a retired id that fsm_ustack_ids_busy() reported free
+ *
+ * The event files were forgotten by the old owner's UNREGISTER (the
+ * kernel disables every event of an instance before removing it). The
+ * epoch is kept: it only grows, so fileid.c's "file_map written in epoch
+ * E for instance id" never matches the new owner's first recording.
+ * Context: task (fsm_mutex held by the caller).
+ */
+void fsm_ustack_id_reset(u32 id)
+{
+	struct fsm_ust_inst *ui;
+	unsigned int i;
+
+	if (id >= FSM_UST_MAX_INST)
+		return;
+	ui = &fsm_ust_insts[id];
+	WARN_ON_ONCE(READ_ONCE(ui->us_file) || READ_ONCE(ui->fm_file));
+	for (i = 0; i < FSM_UST_NR_STATS; i++)
+		atomic64_set(&ui->stat[i], 0);
+	for (i = 0; i < FSM_URS_NR; i++)
+		atomic64_set(&ui->empty[i], 0);
+}
 
 /**
  * fsm_ustack_stat_show - user-stack lines of stack_map_stat.
@@ -633,9 +712,15 @@ void fsm_ustack_stat_show(struct seq_file *m, struct fsm_inst *inst)
 	struct fsm_map *umap;
 	unsigned int i;
 
-	if (inst->id >= FSM_UST_MAX_INST)
+	seq_printf(m, "user_no_id_refusals_all_instances: %lld\n",
+		   atomic64_read(&fsm_ust_no_id_refusals));
+	if (inst->id >= FSM_UST_MAX_INST) {
+		/* an id of 63 or more: no user stacks here */
+		seq_puts(m, "user_option: 0\nuser_available: 0\n");
 		return;
+	}
 	ui = &fsm_ust_insts[inst->id];
+	seq_puts(m, "user_available: 1\n");
 	seq_printf(m, "user_option: %u\n", !!(READ_ONCE(fsm_ust_on) & BIT_ULL(inst->id)));
 	seq_printf(m, "user_walks_all_instances: %lld\n", atomic64_read(&fsm_ust_walks));
 	for (i = 0; i < FSM_UST_NR_STATS; i++)

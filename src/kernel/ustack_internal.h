@@ -65,6 +65,10 @@ static_assert(FSM_UST_MAX_INST == FSM_UWC_MAX_INSTANCES, "ustack.h and fsm_unwin
  * @same_regs: consecutive entries that ended with equal @end_regs; both
  *             written only by the slot's task works, read by requests
  *             (READ_ONCE: a heuristic bound, no ordering needed)
+ * @emitting:  the instances the emit work is serving now (taken from
+ *             @late_mask), ~0 while it takes them, 0 otherwise; written
+ *             only by the emit work, read by fsm_ustack_ids_busy() (see
+ *             there for the ordering)
  */
 struct fsm_ust_slot {
 	unsigned long task;
@@ -84,6 +88,7 @@ struct fsm_ust_slot {
 	struct fsm_uwc_task uwc;
 	u64 end_regs;
 	u32 same_regs;
+	u64 emitting;
 };
 
 #define fsm_ust_frames(slot)	(&(slot)->words[FSM_UKEY_HDR])

@@ -276,7 +276,71 @@ static void fsm_ust_end_entry(struct fsm_ust_slot *slot)
 	}
 	WRITE_ONCE(slot->end_regs, h);
 end:
+	/*
+	 * The deliveries of this entry (reads of fsm_ust_insts[id] and of
+	 * fsm_insts by id) are done before the entry reads as ended: an id
+	 * that fsm_ustack_ids_busy() then finds free may pass to another
+	 * instance at once. Pairs with the smp_mb() there.
+	 */
+	smp_mb();
 	fsm_uwc_entry_exit(&slot->uwc);
+}
+
+/**
+ * fsm_ustack_ids_busy - instance ids a user-stack delivery may still serve.
+ *
+ * For the reuse of instance ids (instances.c). An id may be referred to
+ * by: a request bit of a task's current entry (fsm_uwc_live_mask(): from
+ * the request that set it until the walk work delivered it and ended the
+ * entry, or until the entry was aborted or the task freed; a walk work
+ * disarmed at module exit never runs), a late request bit waiting for an
+ * emit work (slot->late_mask), or the emit work serving it now
+ * (slot->emitting). Nothing else keeps an id: deliveries take their ids
+ * only from those masks. A bit is set only by a request, i.e. a stack_id
+ * probe of the instance; the caller calls this after the instance's
+ * probes were detached and tracepoint_synchronize_unregister() returned,
+ * so no bit of a retired id appears any more, and a clear bit stays
+ * clear.
+ *
+ * A scan of the task table: no lock, no wait, nothing on the request
+ * path (which stays as it was, NMI-safe). A task that asked and sleeps
+ * for an hour keeps its entry, so its ids stay busy for that hour: the
+ * caller then uses other ids.
+ * Ordering: the walk work ends an entry after a full barrier that follows
+ * its deliveries (fsm_ust_end_entry()); the emit work publishes
+ * slot->emitting before it takes slot->late_mask (xchg, fully ordered)
+ * and clears it after a full barrier that follows its deliveries. Here
+ * each slot's entry and late mask are read before its emitting mask
+ * (smp_rmb()): a late bit already taken is then seen in emitting, or its
+ * delivery is over. The smp_mb() at the start orders the scan after the
+ * caller's grace period, the one at the end orders the caller's reuse
+ * of a free id after the scan.
+ * Context: task or atomic, any lock; O(FSM_UST_SLOTS).
+ * Return: a mask of busy ids (bit i: id i).
+ */
+u64 fsm_ustack_ids_busy(void)
+{
+	u64 busy = 0;
+	unsigned int i;
+
+	if (!fsm_ust_slots)
+		return 0;
+	/* after the caller's grace period; pairs with fsm_ust_end_entry()'s */
+	smp_mb();
+	for (i = 0; i < FSM_UST_SLOTS; i++) {
+		struct fsm_ust_slot *slot = &fsm_ust_slots[i];
+
+		if (!READ_ONCE(slot->task))
+			continue;	/* free: nothing pending (task freed) */
+		busy |= fsm_uwc_live_mask(&slot->uwc);
+		busy |= atomic64_read(&slot->late_mask);
+		/* pairs with the emit work's xchg after its emitting store */
+		smp_rmb();
+		busy |= READ_ONCE(slot->emitting);
+	}
+	/* the caller's reuse of a free id comes after every read above */
+	smp_mb();
+	return busy & (BIT_ULL(FSM_UST_MAX_INST) - 1);
 }
 
 
@@ -324,8 +388,14 @@ static void fsm_ust_emit_work(struct callback_head *head)
 	/* clear first: a request after the xchg below queues us again */
 	atomic_set(&slot->emit_queued, 0);
 	smp_mb__after_atomic();	/* pairs with the requesters' OR then xchg */
+	/*
+	 * Every id is busy while we take the mask (fsm_ustack_ids_busy()):
+	 * ordered before the xchg, a full barrier; then exactly ours.
+	 */
+	WRITE_ONCE(slot->emitting, ~0ULL);
 	/* full barrier: the cookie of these bits is read after them */
 	mask = atomic64_xchg(&slot->late_mask, 0);
+	WRITE_ONCE(slot->emitting, mask);
 	/*
 	 * A walk of a newer entry may have run first (a late request raced
 	 * with the end of its entry, then a new entry's walk was queued ahead
@@ -336,6 +406,9 @@ static void fsm_ust_emit_work(struct callback_head *head)
 		fsm_ust_deliver(slot, slot->xl_cookie, mask, FSM_USF_LATE);
 	else if (mask)
 		fsm_ust_count(__ffs64(mask), FSM_UST_QUEUE_FAILED);
+	/* our deliveries are done before the ids read as free again */
+	smp_mb();
+	WRITE_ONCE(slot->emitting, 0);
 	fsm_ust_end_entry(slot);
 	fsm_ust_work_leave();
 }

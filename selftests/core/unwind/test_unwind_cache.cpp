@@ -429,6 +429,55 @@ TEST_F(Cache, AbortEndsAPendingEntryForGood)
 	EXPECT_EQ(d.mask, 1ull << 4);
 }
 
+/*
+ * Instance-id reuse (issue 8, item 10): the kernel glue gives a retired
+ * instance number to a new instance only when no entry of any task can
+ * still deliver to it. fsm_uwc_live_mask() is that test, per task.
+ */
+TEST_F(Cache, LiveMaskFollowsTheEntry)
+{
+	u64 c0, c;
+	FakeWalk w;
+	fsm_uwc_delivery d;
+
+	EXPECT_EQ(fsm_uwc_live_mask(&t), 0ull) << "zeroed: idle";
+	ASSERT_EQ(req(42, 3, &c0), FSM_UWC_QUEUE);
+	ASSERT_EQ(req(42, 9, &c), FSM_UWC_PENDING);
+	EXPECT_EQ(fsm_uwc_live_mask(&t), (1ull << 3) | (1ull << 9)) << "pending";
+	/* During the walk and after it, until the entry ends: still live. */
+	u64 during = 0;
+	auto walk = [&](u64 *e, u32, fsm_uw_result &res) -> u32 {
+		during = fsm_uwc_live_mask(&t);
+		e[0] = 1;
+		res.nr = 1;
+		res.stop = FSM_UW_STOP_END;
+		return 1;
+	};
+	ASSERT_EQ(uw::cache_complete(t, 42, walk, d), 0);
+	EXPECT_EQ(during, (1ull << 3) | (1ull << 9)) << "walking";
+	EXPECT_EQ(d.mask, (1ull << 3) | (1ull << 9));
+	EXPECT_EQ(fsm_uwc_live_mask(&t), (1ull << 3) | (1ull << 9))
+		<< "done: the delivery of this mask may be running";
+	/* A late requester of the done entry is reported too (conservative). */
+	ASSERT_EQ(req(42, 20, &c), FSM_UWC_CACHED);
+	EXPECT_TRUE(fsm_uwc_live_mask(&t) & (1ull << 20));
+	EXPECT_EQ(fsm_uwc_live_mask(&t) >> 63, 0ull) << "never the harvest marker";
+	fsm_uwc_entry_exit(&t);
+	EXPECT_EQ(fsm_uwc_live_mask(&t), 0ull) << "entry ended";
+	/* The bits stay in req[] (cleared by a later entry), not in the mask. */
+	ASSERT_EQ(req(42, 5, &c), FSM_UWC_QUEUE);
+	EXPECT_EQ(fsm_uwc_live_mask(&t), 1ull << 5) << "a new entry: only its own";
+	ASSERT_EQ(fsm_uwc_abort(&t, c), 0);
+	EXPECT_EQ(fsm_uwc_live_mask(&t), 0ull) << "aborted: nothing delivered";
+	/* The next entry uses the aborted entry's other buffer: clean. */
+	ASSERT_EQ(req(42, 6, &c), FSM_UWC_QUEUE);
+	EXPECT_EQ(fsm_uwc_live_mask(&t), 1ull << 6);
+	ASSERT_EQ(complete(42, w, d), 0);
+	fsm_uwc_entry_exit(&t);
+	ASSERT_EQ(req(42, 7, &c), FSM_UWC_QUEUE);
+	EXPECT_EQ(fsm_uwc_live_mask(&t), 1ull << 7) << "buffers alternate";
+}
+
 TEST_F(Cache, AbortLosesToAWalkThatStarted)
 {
 	u64 c0;

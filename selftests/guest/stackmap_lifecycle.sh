@@ -1,0 +1,251 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# stackmap_lifecycle.sh MODULE.ko - instances and modules that come and go
+# (issue 8, items 9, 10, 12 and 13):
+#  - nodes exist when mkdir returns: "mkdir instances/x && echo ... >
+#    instances/x/stack_map_events" succeeds at once, 200 times in a row;
+#  - loading the module never makes mkdir/rmdir of instances fail: mkdir and
+#    rmdir cycles while other instances record, with events='*' (the
+#    defaults of every new instance: about 2,000 source events resolved);
+#  - instance ids are reused: after 1,000 instances were created and removed
+#    a new one gets an id below 63 and user stacks work there; an id is not
+#    reused while a sleeping task's user-stack walk for its old instance is
+#    pending, and is once the task returned; with no id below 63 free an
+#    instance records kernel stacks and refuses user stacks (a line, a
+#    counter);
+#  - rmmod of ftrace_stackmap racing with the unload of a module that owns
+#    a source event (fsm_tp_test.ko, next to MODULE.ko) ends cleanly (a
+#    KASAN or WARN report fails the run, see run.sh).
+# Loop sizes (environment): FSM_LC_NODES (200) mkdir && echo rounds,
+# FSM_LC_CYCLES (500; 100 on the debug kernel) mkdir/rmdir cycles while
+# recording, FSM_LC_REUSE (1000) instances before the user-stack check,
+# FSM_LC_RACES (20) unload races; FSM_LC_PARTS the parts to run, in order
+# (nodes cycles reuse quarantine noid races). Under TCG a stock-kernel instance (about
+# 2,000 event directories) costs more than a second to make and remove.
+export KO=${1:-}
+# shellcheck source=selftests/guest/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+TPKO=$(dirname "$KO")/fsm_tp_test.ko
+NODES=${FSM_LC_NODES:-200}
+CYCLES=${FSM_LC_CYCLES:-500}
+REUSE=${FSM_LC_REUSE:-1000}
+if [ "${FSM_VM_KERNEL:-}" = debug ]; then
+	CYCLES=${FSM_LC_CYCLES:-100}
+fi
+# progress lines in the kernel log: seen live on the console
+progress() { echo "stackmap_lifecycle: $*" >/dev/kmsg; }
+
+# --- 13: the nodes exist when mkdir returns --------------------------------
+part_nodes() {
+	tracing_clean
+	check "load" load
+	fails=0
+	for ((i = 0; i < NODES; i++)); do
+		((i % 50)) || progress "mkdir && echo: round $i of $NODES"
+		d=$T/instances/ln$i
+		if ! { mkdir "$d" && echo sched:sched_switch >"$d/stack_map_events"; } 2>>"$TMPD/ln.err"; then
+			fails=$((fails + 1))
+		elif [ "$(<"$d/stack_map_events")" != sched:sched_switch ]; then
+			fails=$((fails + 1))
+		fi
+		rmdir "$d" 2>>"$TMPD/ln.err" || fails=$((fails + 1))
+	done
+	check_eq "mkdir && echo sched:sched_switch > stack_map_events, $NODES times: failures" "$fails" 0
+	[ -s "$TMPD/ln.err" ] && diag "first errors: $(head -c 300 "$TMPD/ln.err")"
+	d=$T/instances/opt
+	mkdir "$d"
+	check "a new instance's options/stackmap_user exists at once" test -e "$d/options/stackmap_user"
+	check "and options/stackmap can be set at once" eval "echo 1 > $d/options/stackmap"
+	rmdir "$d"
+	check "unload" unload
+}
+
+# --- 9: mkdir/rmdir never fail because of the module -----------------------
+# recording instances: stack ids of sched_switch, a workload in background
+part_cycles() {
+	recorder() {
+		local d=$T/instances/$1
+		mkdir "$d" || return 1
+		echo sched:sched_switch >"$d/stack_map_events" || return 1
+		echo 1 >"$d/events/sched/sched_switch/enable" || return 1
+		echo 1 >"$d/options/stackmap"
+	}
+	check "load events='*'" load "events=*"
+	check "recording instance rec1" recorder rec1
+	check "recording instance rec2" recorder rec2
+	workload 100000 &
+	wl=$!
+	mk=0
+	rm=0
+	for ((i = 0; i < CYCLES; i++)); do
+		((i % 25)) || progress "mkdir/rmdir while recording: cycle $i of $CYCLES"
+		mkdir "$T/instances/cyc" 2>>"$TMPD/cyc.err" || mk=$((mk + 1))
+		rmdir "$T/instances/cyc" 2>>"$TMPD/cyc.err" || rm=$((rm + 1))
+	done
+	diag "$CYCLES mkdir/rmdir cycles while rec1 and rec2 record"
+	check_eq "mkdir failures" "$mk" 0
+	check_eq "rmdir failures (EBUSY: a reference held by the module)" "$rm" 0
+	[ -s "$TMPD/cyc.err" ] && diag "first errors: $(head -c 300 "$TMPD/cyc.err")"
+	# the defaults of a new instance are installed before mkdir returns: every
+	# event is a source
+	mkdir "$T/instances/dflt"
+	check "a new instance has the events='*' defaults when mkdir returns" \
+		test "$(stat_get "$T/instances/dflt/stack_map_stat" sources)" -gt 100
+	check "rmdir of it" rmdir "$T/instances/dflt"
+	check "rec1 recorded stack ids meanwhile" \
+		test "$(stat_get "$T/instances/rec1/stack_map_stat" records)" -gt 0
+	kill "$wl" 2>/dev/null
+	wait "$wl" 2>/dev/null
+	tracing_clean
+	check "unload" unload
+}
+
+# --- 10: ids are reused: user stacks after 1,000 instances ------------------
+part_reuse() {
+	check "load" load
+	fails=0
+	for ((i = 0; i < REUSE; i++)); do
+		((i % 100)) || progress "id reuse: instance $i of $REUSE"
+		{ mkdir "$T/instances/many" && rmdir "$T/instances/many"; } 2>/dev/null ||
+			fails=$((fails + 1))
+	done
+	check_eq "$REUSE mkdir/rmdir cycles: failures" "$fails" 0
+	U=$T/instances/ust
+	mkdir "$U"
+	id=$(stat_get "$U/stack_map_stat" inst_id)
+	check "instance made after $REUSE others: inst_id ($id) below 63" test "${id:-99}" -lt 63
+	mkdir "$T/instances/ust2"
+	id2=$(stat_get "$T/instances/ust2/stack_map_stat" inst_id)
+	check "two live instances: different ids ($id, $id2)" test "$id" != "$id2"
+	rmdir "$T/instances/ust2"
+	echo raw_syscalls:sys_enter >"$U/stack_map_events"
+	echo 1 >"$U/events/raw_syscalls/sys_enter/enable"
+	check "options/stackmap" eval "echo 1 > $U/options/stackmap"
+	check "options/stackmap_user" eval "echo 1 > $U/options/stackmap_user"
+	for ((i = 0; i < 20; i++)); do
+		/bin/true
+		read -r _ </proc/self/stat
+	done
+	echo 0 >"$U/options/stackmap_user"
+	echo 0 >"$U/options/stackmap"
+	n=$(stat_get "$U/stack_map_stat" user_stacks)
+	check "user stacks delivered there (user_stacks=$n)" test "${n:-0}" -gt 0
+	# grep stops at the first match (the whole trace is large under TCG)
+	check "user_stack records in its trace" grep -m1 -q "user_stack:" "$U/trace"
+	tracing_clean
+	check "unload" unload
+}
+
+# --- 10: an id is not reused while a user stack may still be delivered for
+# its old instance: a task that asked (sched_switch) sleeps with its walk
+# pending; the instance goes; new instances get other ids until the task
+# has returned to user space (its walk delivered to no one), then the id
+# is free again. No wait anywhere: rmdir and mkdir return at once.
+part_quarantine() {
+	check "load" load
+	progress "id quarantine"
+	Q=$T/instances/quar
+	mkdir "$Q"
+	qid=$(stat_get "$Q/stack_map_stat" inst_id)
+	echo sched:sched_switch >"$Q/stack_map_events"
+	echo 1 >"$Q/events/sched/sched_switch/enable"
+	echo 1 >"$Q/options/stackmap"
+	echo 1 >"$Q/options/stackmap_user"
+	sleep 1000 &	# woken by a signal below
+	sl=$!
+	nap 1.5		# it runs, asks from sched_switch, sleeps
+	queued=$(stat_get "$Q/stack_map_stat" user_walks_queued)
+	check "user-stack walks were queued in $Q ($queued)" test "${queued:-0}" -gt 0
+	echo 0 >"$Q/options/stackmap_user"
+	echo 0 >"$Q/options/stackmap"
+	check "rmdir of it while the sleeper's walk is pending" rmdir "$Q"
+	nap 0.5		# the instance is reaped and its id retired (sync work)
+	mkdir "$T/instances/q2"
+	id2=$(stat_get "$T/instances/q2/stack_map_stat" inst_id)
+	check "a new instance does not get the id of the removed one ($qid) while its request is pending (got $id2)" \
+		test "${id2:-x}" != "$qid"
+	check "... and the sleeper is still asleep" test -d "/proc/$sl"
+	kill "$sl"
+	wait "$sl" 2>/dev/null
+	rmdir "$T/instances/q2"
+	nap 0.5
+	mkdir "$T/instances/q3"
+	id3=$(stat_get "$T/instances/q3/stack_map_stat" inst_id)
+	check_eq "once the sleeper woke (its walk ran, its task ended), the id is reused" "$id3" "$qid"
+	rmdir "$T/instances/q3"
+	tracing_clean
+	check "unload" unload
+}
+
+# --- 10: no id below 63 free: kernel stacks only, user stacks refused with a
+# line and a counter
+part_noid() {
+	check "load" load
+	progress "no free id"
+	kmsg_mark
+	for ((i = 1; i <= 63; i++)); do
+		mkdir "$T/instances/full$i" || break
+	done
+	F=$T/instances/full63
+	fid=$(stat_get "$F/stack_map_stat" inst_id)
+	check "with 63 instances besides the top level, the last one's id is 63 ($fid)" \
+		test "${fid:-0}" -ge 63
+	check_fail "options/stackmap_user there fails" eval "echo 1 > $F/options/stackmap_user"
+	check "... with a dmesg line" eval 'kmsg_since | grep -q "full63: no user stacks: instance id"'
+	check "... and a counter" \
+		test "$(stat_get "$F/stack_map_stat" user_no_id_refusals_all_instances)" -gt 0
+	check_eq "... user_available: 0" "$(stat_get "$F/stack_map_stat" user_available)" 0
+	echo sched:sched_switch >"$F/stack_map_events"
+	echo 1 >"$F/events/sched/sched_switch/enable"
+	check "kernel stacks still work there" eval "echo 1 > $F/options/stackmap"
+	workload 20
+	check "stack ids recorded there" test "$(stat_get "$F/stack_map_stat" records)" -gt 0
+	echo 0 >"$F/options/stackmap"
+	tracing_clean
+	check "unload" unload
+}
+
+# --- 12: rmmod racing with the unload of a source event's module -----------
+part_races() {
+	if [ -f "$TPKO" ]; then
+		kmsg_mark
+		races=${FSM_LC_RACES:-20}
+		bad=0
+		for ((i = 0; i < races; i++)); do
+			progress "unload race $i of $races"
+			insmod "$TPKO" || { bad=$((bad + 1)); continue; }
+			load events=fsm_tp_test:fsm_tp_ping || { bad=$((bad + 1)); rmmod fsm_tp_test; continue; }
+			echo 1 >"$T/events/fsm_tp_test/fsm_tp_ping/enable"
+			echo 1 >"$T/options/stackmap"
+			nap 0.02
+			rmmod fsm_tp_test &
+			tp=$!
+			for ((j = 0; j < 50; j++)); do
+				rmmod ftrace_stackmap 2>/dev/null && break
+				nap 0.01
+			done
+			wait "$tp"
+			is_loaded && { echo 0 >"$T/options/stackmap"; unload; }
+			grep -q "^fsm_tp_test " /proc/modules && rmmod fsm_tp_test
+			echo 0 >"$T/events/enable"
+		done
+		check_eq "$races unloads of ftrace_stackmap racing with fsm_tp_test's: setup failures" "$bad" 0
+		check "both modules gone" eval '! grep -Eq "^(ftrace_stackmap|fsm_tp_test) " /proc/modules'
+		n=$(kmsg_since | grep -c "source event fsm_tp_test:fsm_tp_ping dropped")
+		diag "sources dropped by the module notifier: $n of $races"
+	else
+		nok "fsm_tp_test.ko not found next to the module ($TPKO)"
+	fi
+}
+
+# FSM_LC_PARTS: the parts to run, in that order (default: all)
+for p in ${FSM_LC_PARTS:-nodes cycles reuse quarantine noid races}; do
+	case $p in
+	nodes | cycles | reuse | quarantine | noid | races) "part_$p" ;;
+	*) nok "FSM_LC_PARTS: unknown part $p" ;;
+	esac
+done
+
+finish
