@@ -2,32 +2,54 @@
 /*
  * ftrace_stackmap/abi.h - formats shared by the module and user-space tools.
  *
- * 1. The stackmap:stack_id trace event (flags, special ids).
- * 2. The binary export stack_map_bin ("FSMB" version 3).
+ * 1. The kernel-stack records of system "stackmap" (record format 2).
+ * 2. The binary export stack_map_bin ("FSMB" version 4).
  *
  * Everything is little-endian. This header includes only <linux/types.h>
  * and can be used from user space.
  *
- * stackmap:stack_id
- * -----------------
- * One record follows each source event in the same instance's buffer
- * (the instance is the buffer it is in). 16 bytes after the common header,
- * 28 bytes of ring buffer per record when both arrays are empty, which is
- * the common case (a known id, no user stacks):
+ * Kernel-stack records (record format FSM_SID_FORMAT_VERSION = 2)
+ * ----------------------------------------------------------------
+ * Records are in the buffer of their instance. Every source event is
+ * followed, on its CPU, by exactly one id record (an interrupt or NMI that
+ * records events in between can separate them):
  *
- *   u32 stack_id    id in the instance's map; FSM_STACK_ID_NONE if none
- *                   (FSM_SID_F_FALLBACK); in a FSM_SID_F_RESET record the
- *                   full 32-bit generation that starts
- *   u16 src_type    trace_event type id of the source event ("ID" in its
- *                   format file / common_type of the preceding record)
- *   u8  gen         low 8 bits of the generation the id belongs to
- *   u8  flags       FSM_SID_F_* in bits 0..4, FSM_SID_REASON() in bits 5..7
- *   u64 cookie[]    __data_loc array: one element, the user-stack cookie,
- *                   when options/stackmap_user asked for the task's user
- *                   stack (ustack_abi.h); else empty
- *   unsigned long ips[]   __data_loc array: the stack, innermost first;
- *                   present only with FSM_SID_F_INLINE or FSM_SID_F_FALLBACK
- *                   (empty in a FALLBACK record with reason nested)
+ *   stackmap:stack_id        u32 stack_id                       16 bytes
+ *   stackmap:stack_id_user   u32 stack_id, u32 cookie_lo,       24 bytes
+ *                            u32 cookie_hi (the user-stack cookie,
+ *                            ustack_abi.h; only when options/stackmap_user
+ *                            asked for the task's user stack)
+ *   stackmap:stack_fallback  u32 stack_id (FSM_STACK_ID_NONE), u32 flags,
+ *                            u32 reason, __data_loc u64[] cookie (0 or 1),
+ *                            __data_loc unsigned long[] ips: no id could
+ *                            be had; the full stack (none for reason 7)
+ *
+ * (sizes with the 4-byte ring-buffer event header and the 8 bytes of
+ * common fields). Rare records of their own:
+ *
+ *   stackmap:stack_def       u32 stack_id, u32 flags, __data_loc unsigned
+ *                            long[] ips: the stack of stack_id, written
+ *                            right after the id record that uses the id
+ *                            first in a recording (FSM_SID_F_TRUNCATED,
+ *                            FSM_SID_F_NEW in flags)
+ *   stackmap:stack_reset     u32 stack_id (NONE), u32 generation: the full
+ *                            generation that starts
+ *
+ * Every record starts with u32 stack_id at offset 8 (after the common
+ * fields).
+ *
+ * The id (FSM_SID_*): bits 0..19 are the index in the instance's map (the
+ * "stack_id" of stack_map and stack_map_bin; the bits parameter, at most
+ * 20, bounds it), bits 20..31 the low 12 bits of the map generation the id
+ * belongs to. A reader keys stacks by (instance, stack_id): a plain id
+ * record names its generation itself, so no ordering between CPUs is
+ * needed to pair it with its stack_def, around resets too. Two
+ * generations with the same low 12 bits are 4096 resets apart; the
+ * stack_reset records (each with the full generation) let a reader count
+ * them. Order guarantee: the stack_reset record of generation G is
+ * committed before G opens, so every record of generation G has a later
+ * timestamp than it (records of G - 1 still in flight may follow it: their
+ * id says so).
  *
  * stack_map_bin, version 4
  * ------------------------
@@ -57,38 +79,42 @@
 
 #include <linux/types.h>
 
-/* ---- stackmap:stack_id ---- */
+/* ---- kernel-stack records ---- */
+
+#define FSM_SID_FORMAT_VERSION	2	/* 1: the single 28-byte stack_id record */
 
 #define FSM_STACK_ID_NONE	0xffffffffu
 
+/* The id: index bits, then the low bits of the generation. */
+#define FSM_SID_INDEX_BITS	20
+#define FSM_SID_GEN_BITS	12
+#define FSM_SID_INDEX_MASK	((1u << FSM_SID_INDEX_BITS) - 1)
+#define FSM_SID_GEN_MASK	((1u << FSM_SID_GEN_BITS) - 1)
+#define FSM_SID_MAKE(gen, index) \
+	((((gen) & FSM_SID_GEN_MASK) << FSM_SID_INDEX_BITS) | \
+	 ((index) & FSM_SID_INDEX_MASK))
+#define FSM_SID_INDEX(id)	((id) & FSM_SID_INDEX_MASK)
+#define FSM_SID_GEN(id)		((id) >> FSM_SID_INDEX_BITS)
+
 /*
- * Record flags (the u8 "flags" field, bits 0..4).
- * INLINE:    first time this id appears in this recording: ips[] carries
- *            its stack
- * FALLBACK:  no id could be had (stack_id is FSM_STACK_ID_NONE): ips[]
- *            carries the full stack, FSM_SID_REASON() says why
+ * Flags of stack_def and stack_fallback (the u32 "flags" field).
  * TRUNCATED: the stack was deeper than FSM_MAX_DEPTH frames
- * RESET:     reset record: the generation in stack_id starts now; ids of
- *            older generations are reused from here on; no stack, src 0
- * NEW:       this request created the id
+ * NEW:       (stack_def) this request created the id
+ * The values of format 1 are kept (0x1 INLINE, 0x2 FALLBACK and 0x8 RESET
+ * are now record types of their own).
  */
-#define FSM_SID_F_INLINE	0x01
-#define FSM_SID_F_FALLBACK	0x02
 #define FSM_SID_F_TRUNCATED	0x04
-#define FSM_SID_F_RESET		0x08
 #define FSM_SID_F_NEW		0x10
 
 /*
- * Why a FALLBACK record has no id (bits 5..7 of flags, "reason=" in the
- * printed record): 1 map_full, 2 arena_full, 3 probe_limit, 4 busy,
- * 5 resetting, 6 invalid, 7 nested. 0 otherwise. Reasons 1..6 carry the
- * full stack in ips[]. Reason 7 (FSM_SID_REASON_NESTED) carries no stack
- * (ips[] empty): the probe ran nested deeper than task, softirq, irq and
- * NMI on its CPU and had no buffer to capture the stack in; the record
- * still follows its source event so that the pairing by position holds.
+ * Why a stack_fallback record has no id (its "reason" field): 1 map_full,
+ * 2 arena_full, 3 probe_limit, 4 busy, 5 resetting, 6 invalid, 7 nested.
+ * Reasons 1..6 carry the full stack in ips[]. Reason 7
+ * (FSM_SID_REASON_NESTED) carries no stack (ips[] empty): the probe ran
+ * nested deeper than task, softirq, irq and NMI on its CPU and had no
+ * buffer to capture the stack in; the record still follows its source
+ * event so that the pairing by position holds.
  */
-#define FSM_SID_REASON_SHIFT	5
-#define FSM_SID_REASON(flags)	((flags) >> FSM_SID_REASON_SHIFT)
 #define FSM_SID_REASON_NESTED	7
 #define FSM_SID_REASON_MAX	7
 

@@ -99,56 +99,144 @@ static struct fsm_kstacks __percpu *fsm_kstacks __read_mostly;
 /* Frames of the unwinder itself that may precede our own frames. */
 #define FSM_TRIM_SCAN		8
 
-/* What one stack_id record says (see abi.h). */
-struct fsm_rec {
-	u64 cookie;	/* user stack cookie (ustack.c), 0: none */
-	u32 stack_id;	/* or the full generation in a RESET record */
-	u32 gen;	/* the record keeps its low 8 bits */
-	u16 src_type;
-	u8 flags;	/* FSM_SID_F_* */
-	u8 reason;	/* FALLBACK: -fsm_map_insert() */
-	const unsigned long *ips;
-	unsigned int nr;
-};
-
 static_assert(FSM_DROP_NR_REASONS - 1 <= FSM_SID_REASON_MAX,
-	      "drop reasons do not fit the record's flags");
+	      "drop reasons do not fit the record's reason");
 /* abi.h's reason 7 "nested" is the one after the map's drop reasons */
 static_assert(FSM_DROP_NR_REASONS == FSM_SID_REASON_NESTED,
 	      "the nested reason collides with a drop reason");
+/* The index field of the id holds every index the bits parameter allows. */
+static_assert(FSM_BITS_MAX <= FSM_SID_INDEX_BITS, "ids do not fit the index bits");
+static_assert(FSM_SID_INDEX_BITS + FSM_SID_GEN_BITS == 32, "the id is 32 bits");
 
 /*
- * Write one record into @file's instance buffer.
- * Context: preemption disabled (tracepoint probe or explicit).
- * Return: true if committed.
+ * Sizes the record format promises (abi.h, Documentation/tracing.rst):
+ * 12 and 20 bytes after the ring buffer's 4-byte event header.
  */
-static bool fsm_emit(struct trace_event_file *file, const struct fsm_rec *r)
-{
-	struct trace_event_raw_stack_id *entry;
-	struct trace_event_buffer fbuffer;
-	u32 clen = r->cookie ? sizeof(u64) : 0;
-	u32 len = r->nr * sizeof(unsigned long);
-	u32 off = offsetof(struct trace_event_raw_stack_id, __data);
+static_assert(sizeof(struct trace_event_raw_stack_id) == 12, "stack_id size");
+static_assert(sizeof(struct trace_event_raw_stack_id_user) == 20,
+	      "stack_id_user size");
+static_assert(offsetof(struct trace_event_raw_stack_id, stack_id) == 8 &&
+	      offsetof(struct trace_event_raw_stack_id_user, stack_id) == 8 &&
+	      offsetof(struct trace_event_raw_stack_def, stack_id) == 8 &&
+	      offsetof(struct trace_event_raw_stack_fallback, stack_id) == 8 &&
+	      offsetof(struct trace_event_raw_stack_reset, stack_id) == 8,
+	      "every record starts with stack_id");
 
-	entry = trace_event_buffer_reserve(&fbuffer, file,
-					   sizeof(*entry) + clen + len);
-	if (!entry)
+/*
+ * fsm_reserve - reserve a record of event @call in @file's instance.
+ *
+ * Every record of the module is reserved and committed through the
+ * instance's stack_id event file (the one file the module holds while the
+ * instance records: see fsm_register()); a record of another of our events
+ * gets that event's type. The stack_id filter, triggers and pid filter
+ * therefore apply to all of them; each layout starts with the u32 stack_id
+ * field, so a filter on it reads the same field in every record.
+ * Context: preemption disabled. Return: the entry, or NULL.
+ */
+static void *fsm_reserve(struct trace_event_buffer *fbuffer,
+			 struct trace_event_file *file,
+			 struct trace_event_call *call, unsigned long len)
+{
+	struct trace_entry *ent;
+
+	ent = trace_event_buffer_reserve(fbuffer, file, len);
+	if (ent && call != &event_stack_id)
+		ent->type = call->event.type;
+	return ent;
+}
+
+/*
+ * fsm_emit_id - the id record of one source event: stack_id (16 bytes in
+ * the ring buffer) or, with a user-stack cookie, stack_id_user (24).
+ * Context: preemption disabled. Return: true if committed.
+ */
+static bool fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie)
+{
+	struct trace_event_raw_stack_id_user *eu;
+	struct trace_event_raw_stack_id *e;
+	struct trace_event_buffer fbuffer;
+
+	if (!cookie) {
+		e = fsm_reserve(&fbuffer, file, &event_stack_id, sizeof(*e));
+		if (!e)
+			return false;
+		e->stack_id = id;
+	} else {
+		eu = fsm_reserve(&fbuffer, file, &event_stack_id_user,
+				 sizeof(*eu));
+		if (!eu)
+			return false;
+		eu->stack_id = id;
+		eu->cookie_lo = (u32)cookie;
+		eu->cookie_hi = (u32)(cookie >> 32);
+	}
+	trace_event_buffer_commit(&fbuffer);
+	return true;
+}
+
+/* The stack of @id (stack_def). Context, return: as fsm_emit_id(). */
+static bool fsm_emit_def(struct trace_event_file *file, u32 id, u32 flags,
+			 const unsigned long *ips, unsigned int nr)
+{
+	struct trace_event_raw_stack_def *e;
+	struct trace_event_buffer fbuffer;
+	u32 len = nr * sizeof(unsigned long);
+	u32 off = offsetof(struct trace_event_raw_stack_def, __data);
+
+	e = fsm_reserve(&fbuffer, file, &event_stack_def, off + len);
+	if (!e)
 		return false;
-	entry->stack_id = r->stack_id;
-	entry->src_type = r->src_type;
-	entry->gen = (u8)r->gen;
-	entry->flags = r->flags | (r->reason << FSM_SID_REASON_SHIFT);
-	/*
-	 * __data_loc: length in the high 16 bits, offset from the entry
-	 * start in the low 16. The cookie goes first: __data is 8-aligned in
-	 * the struct, so both arrays keep their natural alignment.
-	 */
-	entry->__data_loc_cookie = (clen << 16) | off;
-	entry->__data_loc_ips = (len << 16) | (off + clen);
+	e->stack_id = id;
+	e->flags = flags;
+	/* __data_loc: length in the high 16 bits, offset in the low 16 */
+	e->__data_loc_ips = (len << 16) | off;
+	memcpy(e->__data, ips, len);
+	trace_event_buffer_commit(&fbuffer);
+	return true;
+}
+
+/*
+ * The id record of a source event that got no id (stack_fallback): the
+ * whole stack (none for reason nested) and the cookie, if any.
+ * Context, return: as fsm_emit_id().
+ */
+static bool fsm_emit_fallback(struct trace_event_file *file, u32 flags,
+			      u32 reason, u64 cookie, const unsigned long *ips,
+			      unsigned int nr)
+{
+	struct trace_event_raw_stack_fallback *e;
+	struct trace_event_buffer fbuffer;
+	u32 clen = cookie ? sizeof(u64) : 0;
+	u32 len = nr * sizeof(unsigned long);
+	u32 off = offsetof(struct trace_event_raw_stack_fallback, __data);
+
+	e = fsm_reserve(&fbuffer, file, &event_stack_fallback,
+			off + clen + len);
+	if (!e)
+		return false;
+	e->stack_id = FSM_STACK_ID_NONE;
+	e->flags = flags;
+	e->reason = reason;
+	e->__data_loc_cookie = (clen << 16) | off;
+	e->__data_loc_ips = (len << 16) | (off + clen);
 	if (clen)
-		memcpy(entry->__data, &r->cookie, clen);
-	if (len)
-		memcpy(entry->__data + clen, r->ips, len);
+		memcpy(e->__data, &cookie, clen);
+	memcpy(e->__data + clen, ips, len);
+	trace_event_buffer_commit(&fbuffer);
+	return true;
+}
+
+/* A reset: generation @gen starts. Context, return: as fsm_emit_id(). */
+static bool fsm_emit_reset(struct trace_event_file *file, u32 gen)
+{
+	struct trace_event_raw_stack_reset *e;
+	struct trace_event_buffer fbuffer;
+
+	e = fsm_reserve(&fbuffer, file, &event_stack_reset, sizeof(*e));
+	if (!e)
+		return false;
+	e->stack_id = FSM_STACK_ID_NONE;
+	e->generation = gen;
 	trace_event_buffer_commit(&fbuffer);
 	return true;
 }
@@ -185,141 +273,127 @@ static __always_inline void fsm_count(local64_t *c)
 }
 
 /*
- * fsm_probe_stack - capture, insert and write the record, with @ips a
+ * fsm_record_stack - capture, insert and write the records, with @ips a
  * FSM_CAPTURE_DEPTH buffer reserved for this context level on this CPU.
- * Context: as fsm_probe().
+ * Context: as fsm_record_event().
  */
-static void notrace fsm_probe_stack(struct fsm_src *src, struct fsm_inst *inst,
-				    struct trace_event_file *file,
-				    struct fsm_map *map, struct fsm_inst_pcpu *pc,
-				    unsigned long *ips)
+static void notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
+				     struct trace_event_file *file,
+				     struct fsm_map *map, struct fsm_inst_pcpu *pc,
+				     unsigned long *ips)
 {
 	struct fsm_insert_result res;
 	unsigned int nr, skip, n;
-	struct fsm_rec rec;
-	u32 epoch;
+	u32 epoch, flags = 0, id;
+	u64 cookie;
 	int ret;
 
 	nr = stack_trace_save(ips, FSM_CAPTURE_DEPTH, 0);
 	skip = fsm_trim(src, ips, nr);
 	n = nr - skip;
-	rec.flags = 0;
 	if (nr == FSM_CAPTURE_DEPTH || n > FSM_MAX_KERNEL_DEPTH) {
-		rec.flags |= FSM_SID_F_TRUNCATED;
+		flags |= FSM_SID_F_TRUNCATED;
 		n = min_t(unsigned int, n, FSM_MAX_KERNEL_DEPTH);
 	}
 
 	fsm_count(&pc->requests);
-	if (rec.flags & FSM_SID_F_TRUNCATED)
+	if (flags & FSM_SID_F_TRUNCATED)
 		fsm_count(&pc->truncated);
 	epoch = atomic_read(&inst->epoch);
 	ret = fsm_map_insert(map, (const unsigned long long *)&ips[skip], n,
 			     epoch, &res);
-	rec.src_type = src->type;
-	rec.cookie = fsm_ustack_request(inst->id);	/* ustack.c */
-	if (!ret) {
-		rec.stack_id = res.id;
-		rec.gen = res.generation;
-		rec.reason = 0;
-		if (res.flags & FSM_INSERT_NEW)
-			rec.flags |= FSM_SID_F_NEW;
-		if (res.flags & FSM_INSERT_FIRST_EMIT)
-			rec.flags |= FSM_SID_F_INLINE;
-	} else {
+	cookie = fsm_ustack_request(inst->id);	/* ustack.c */
+	if (ret) {
 		/* No id: the record carries the whole stack, never lost. */
-		rec.stack_id = FSM_STACK_ID_NONE;
-		rec.gen = READ_ONCE(inst->gen);
-		rec.reason = -ret;
-		rec.flags |= FSM_SID_F_FALLBACK;
-	}
-	if (rec.flags & (FSM_SID_F_INLINE | FSM_SID_F_FALLBACK)) {
-		rec.ips = &ips[skip];
-		rec.nr = n;
-	} else {
-		rec.ips = NULL;
-		rec.nr = 0;
+		if (!fsm_emit_fallback(file, flags, -ret, cookie, &ips[skip], n)) {
+			fsm_count(&pc->lost);
+			return;
+		}
+		fsm_count(&pc->records);
+		fsm_count(&pc->fallbacks);
+		return;
 	}
 
-	if (!fsm_emit(file, &rec)) {
+	id = FSM_SID_MAKE(res.generation, res.id);
+	if (!fsm_emit_id(file, id, cookie)) {
 		fsm_count(&pc->lost);
-		if (rec.flags & FSM_SID_F_INLINE) {
-			fsm_count(&pc->inline_lost);
-			/*
-			 * The id's first appearance did not reach the trace
-			 * (tracing_on=0, a full non-overwrite buffer...): start
-			 * a new epoch so that ids carry their stack inline
-			 * once more. One winner per epoch; a plain value
-			 * compared by the map, no ordering needed.
-			 */
-			atomic_cmpxchg(&inst->epoch, epoch, epoch + 1 ? epoch + 1 : 1);
-		}
+		if (res.flags & FSM_INSERT_FIRST_EMIT)
+			goto inline_lost;
 		return;
 	}
 	fsm_count(&pc->records);
-	if (rec.flags & FSM_SID_F_INLINE)
+	if (!(res.flags & FSM_INSERT_FIRST_EMIT))
+		return;
+	/*
+	 * First use of the id in this recording: its stack follows the id
+	 * record, in a record of its own.
+	 */
+	if (res.flags & FSM_INSERT_NEW)
+		flags |= FSM_SID_F_NEW;
+	if (fsm_emit_def(file, id, flags, &ips[skip], n)) {
 		fsm_count(&pc->inline_emits);
-	if (rec.flags & FSM_SID_F_FALLBACK)
-		fsm_count(&pc->fallbacks);
+		return;
+	}
+inline_lost:
+	fsm_count(&pc->inline_lost);
+	/*
+	 * The id's stack did not reach the trace (tracing_on=0, a full
+	 * non-overwrite buffer...): start a new epoch so that ids carry their
+	 * stack once more. One winner per epoch; a plain value compared by
+	 * the map, no ordering needed.
+	 */
+	atomic_cmpxchg(&inst->epoch, epoch, epoch + 1 ? epoch + 1 : 1);
 }
 
 /*
- * fsm_probe_nested - deeper than task/softirq/irq/NMI: no buffer for the
- * stack. Still write a record, without id or stack (reason "nested"):
- * records are paired with their source event by position on the CPU, so a
- * missing record would pair this event with the next event's stack.
- * Context: as fsm_probe().
+ * fsm_record_nested - deeper than task/softirq/irq/NMI: no buffer for the
+ * stack. Still write an id record, without id or stack (stack_fallback,
+ * reason "nested"): records are paired with their source event by
+ * position on the CPU, so a missing record would pair this event with the
+ * next event's stack. Context: as fsm_record_event().
  */
-static void notrace fsm_probe_nested(struct fsm_src *src,
-				     struct fsm_inst *inst,
-				     struct trace_event_file *file,
-				     struct fsm_inst_pcpu *pc)
+static void notrace fsm_record_nested(struct trace_event_file *file,
+				      struct fsm_inst_pcpu *pc)
 {
-	struct fsm_rec rec = {
-		.stack_id = FSM_STACK_ID_NONE,
-		.gen = READ_ONCE(inst->gen),
-		.src_type = src->type,
-		.flags = FSM_SID_F_FALLBACK,
-		.reason = FSM_SID_REASON_NESTED,
-		.ips = NULL,
-		.nr = 0,
-	};
-
 	fsm_count(&pc->nested);
-	fsm_emit(file, &rec);
+	fsm_emit_fallback(file, 0, FSM_SID_REASON_NESTED, 0, NULL, 0);
 }
 
-/*
- * fsm_probe - tracepoint probe attached to each chosen source event.
- * @data: the struct fsm_src
+/**
+ * fsm_record_event - write the stack records of one source event.
+ * @inst: the instance whose buffer gets them
+ * @src:  the source event (its tracepoint iterator is trimmed from the
+ *        stack)
  *
- * Context: any (tracepoint: preemption disabled; irq, softirq, NMI). No
- * lock, no allocation, bounded. Every request that does not produce a
- * record is counted.
+ * The one entry point of every attach path (the tracepoint probe below
+ * today): captures the current kernel stack, gets its id from @inst's map
+ * and writes the id record (plus the stack_def of a first use) into
+ * @inst's buffer, right behind the source record the caller just wrote on
+ * this CPU. Does nothing while @inst does not record.
+ *
+ * Context: any (task, softirq, irq, NMI) with preemption disabled. No lock,
+ * no allocation, bounded. Every request that does not produce a record is
+ * counted.
  */
-static void notrace fsm_probe(void *data)
+void notrace fsm_record_event(struct fsm_inst *inst, struct fsm_src *src)
 {
-	struct fsm_src *src = data;
-	struct fsm_inst *inst = src->inst;
 	struct trace_event_file *file;
 	struct fsm_inst_pcpu *pc;
 	struct fsm_kstacks *ks;
-	unsigned long sflags;
 	struct fsm_map *map;
 	int level;
 
 	/*
 	 * inst->file and inst->map are written before the probe is
 	 * registered; tracepoint_probe_register() publishes the probe with
-	 * rcu_assign_pointer(), which orders them before our call.
+	 * rcu_assign_pointer(), which orders them before our call. @file
+	 * stays valid until we return: the kernel frees an instance's event
+	 * files only after tracepoint_synchronize_unregister(), which waits
+	 * for this preemption-disabled section.
 	 */
 	file = READ_ONCE(inst->file);
 	map = READ_ONCE(inst->map);
 	if (unlikely(!file || !map))
-		return;
-	/* Only when the source event is enabled (and not soft-disabled) here */
-	sflags = READ_ONCE(src->file->flags);
-	if (!(sflags & EVENT_FILE_FL_ENABLED) ||
-	    (sflags & EVENT_FILE_FL_SOFT_DISABLED))
 		return;
 	if (trace_trigger_soft_disabled(file))
 		return;
@@ -327,21 +401,40 @@ static void notrace fsm_probe(void *data)
 	pc = this_cpu_ptr(inst->pcpu);
 	/*
 	 * Reserve this context level's buffer, as __ftrace_trace_stack()
-	 * does. Preemption is off (tracepoint), so we stay on this CPU. The
-	 * increment is a single CPU-local instruction: an interrupt or NMI
-	 * sees the value before or after it, and one that came in between
-	 * has restored it when it returns. barrier() keeps the compiler from
-	 * moving buffer accesses outside the reservation.
+	 * does. Preemption is off, so we stay on this CPU. The increment is
+	 * a single CPU-local instruction: an interrupt or NMI sees the value
+	 * before or after it, and one that came in between has restored it
+	 * when it returns. barrier() keeps the compiler from moving buffer
+	 * accesses outside the reservation.
 	 */
 	ks = this_cpu_ptr(fsm_kstacks);
 	level = __this_cpu_inc_return(fsm_kstacks->reserve) - 1;
 	barrier();
 	if (likely(level < FSM_KSTACK_NESTING))
-		fsm_probe_stack(src, inst, file, map, pc, ks->stacks[level].ips);
+		fsm_record_stack(src, inst, file, map, pc, ks->stacks[level].ips);
 	else
-		fsm_probe_nested(src, inst, file, pc);
+		fsm_record_nested(file, pc);
 	barrier();
 	__this_cpu_dec(fsm_kstacks->reserve);
+}
+
+/*
+ * fsm_probe - tracepoint probe attached to each chosen source event.
+ * @data: the struct fsm_src
+ *
+ * Context: any (tracepoint: preemption disabled; irq, softirq, NMI).
+ */
+static void notrace fsm_probe(void *data)
+{
+	struct fsm_src *src = data;
+	unsigned long sflags;
+
+	/* Only when the source event is enabled (and not soft-disabled) here */
+	sflags = READ_ONCE(src->file->flags);
+	if (!(sflags & EVENT_FILE_FL_ENABLED) ||
+	    (sflags & EVENT_FILE_FL_SOFT_DISABLED))
+		return;
+	fsm_record_event(src->inst, src);
 }
 
 /**
@@ -529,6 +622,18 @@ static void fsm_unregister(struct trace_event_file *file)
 static int fsm_event_reg(struct trace_event_call *call, enum trace_reg type,
 			 void *data)
 {
+	/*
+	 * The other events of the header are written through the stack_id
+	 * file (fsm_reserve()): enabling them does nothing, they record
+	 * whenever stack_id does.
+	 */
+	if (call != &event_stack_id) {
+#ifdef CONFIG_PERF_EVENTS
+		if (type == TRACE_REG_PERF_REGISTER)
+			return -EOPNOTSUPP;
+#endif /* CONFIG_PERF_EVENTS */
+		return 0;
+	}
 	switch (type) {
 	case TRACE_REG_REGISTER:
 		return fsm_register(data);
@@ -550,28 +655,23 @@ static int fsm_event_reg(struct trace_event_call *call, enum trace_reg type,
  * @inst: instance
  * @gen:  the generation that starts
  *
- * Written only while the instance records. Context: task.
+ * Called before the map opens @gen (fsm_inst_reset()), so that every record
+ * of @gen is written after this one: its timestamp is later (records of
+ * the old generation still in flight on other CPUs may follow it; their
+ * ids carry their generation). Written only while the instance records.
+ * No lock: as in the probe, @file stays valid while preemption is off.
+ * Context: task.
  */
 void fsm_write_reset_record(struct fsm_inst *inst, u32 gen)
 {
-	struct fsm_rec rec = {
-		.stack_id = gen,	/* the full generation (abi.h) */
-		.gen = gen,
-		.flags = FSM_SID_F_RESET,
-	};
 	struct trace_event_file *file;
 
-	/* fsm_mutex keeps inst->file registered, hence valid, meanwhile. */
-	mutex_lock(&fsm_mutex);
-	file = inst->file;
-	if (file) {
-		/* as in a tracepoint: trace_event_buffer_reserve() expects it */
-		preempt_disable_notrace();
-		if (!trace_trigger_soft_disabled(file))
-			fsm_emit(file, &rec);
-		preempt_enable_notrace();
-	}
-	mutex_unlock(&fsm_mutex);
+	/* as in a tracepoint: trace_event_buffer_reserve() expects it */
+	preempt_disable_notrace();
+	file = READ_ONCE(inst->file);
+	if (file && !trace_trigger_soft_disabled(file))
+		fsm_emit_reset(file, gen);
+	preempt_enable_notrace();
 }
 
 /**

@@ -366,7 +366,18 @@ static void fsm_inst_reset(struct fsm_inst *inst)
 	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
 	umap = smp_load_acquire(&inst->umap);
 	if (map) {
+		/*
+		 * The stack_reset record goes into the trace before the new
+		 * generation opens, so that no record of the new generation
+		 * can precede it (abi.h). Resets are serialised by map_rwsem,
+		 * so the next generation is known: generations count modulo
+		 * 2^31, skipping 0 (fsm_core.h).
+		 */
+		u32 next = inst->gen >= 0x7fffffffu ? 1 : inst->gen + 1;
+
+		fsm_write_reset_record(inst, next);
 		gen = fsm_map_reset(map);
+		WARN_ON_ONCE(gen != next);
 		WRITE_ONCE(inst->gen, gen);
 	}
 	if (umap) {
@@ -377,8 +388,6 @@ static void fsm_inst_reset(struct fsm_inst *inst)
 		inst->resets++;
 	up_write(&inst->map_rwsem);
 	/* never recorded: nothing was reset, nothing to mark */
-	if (map)
-		fsm_write_reset_record(inst, gen);
 	if (umap)
 		fsm_ustack_write_reset(inst, ugen);
 }

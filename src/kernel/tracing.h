@@ -197,6 +197,7 @@ void fsm_events_exit(void);
 int fsm_src_attach_locked(struct fsm_src *src);
 void fsm_src_detach_locked(struct fsm_src *src);
 void fsm_write_reset_record(struct fsm_inst *inst, u32 gen);
+void fsm_record_event(struct fsm_inst *inst, struct fsm_src *src);
 int fsm_inst_prepare_map(struct fsm_inst *inst);
 int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
 
