@@ -198,6 +198,8 @@ int fsm_src_attach_locked(struct fsm_src *src);
 void fsm_src_detach_locked(struct fsm_src *src);
 void fsm_write_reset_record(struct fsm_inst *inst, u32 gen);
 void fsm_record_event(struct fsm_inst *inst, struct fsm_src *src);
+void fsm_record_event_to(struct fsm_inst *inst, struct trace_event_file *file,
+			 struct fsm_src *src, bool user);
 int fsm_inst_prepare_map(struct fsm_inst *inst);
 int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
 
@@ -226,6 +228,10 @@ int fsm_sources_classify(struct fsm_inst *inst, const char *tok);
 void fsm_sources_free(struct list_head *list);
 int fsm_sources_init(void);
 void fsm_sources_exit(void);
+
+/* trigger.c */
+void fsm_trigger_init(void);
+void fsm_trigger_exit(void);
 
 /* nodes.c */
 int fsm_nodes_create(struct fsm_inst *inst);
