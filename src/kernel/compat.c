@@ -54,6 +54,9 @@ static_assert(__same_type(&tracefs_remove, void (*)(struct dentry *)),
 #ifdef CONFIG_KALLSYMS
 static_assert(__same_type(&kallsyms_show_value, bool (*)(const struct cred *)),
 	      "kallsyms_show_value() changed its prototype: adapt compat.c");
+static_assert(__same_type(&kallsyms_lookup_name,
+			  unsigned long (*)(const char *)),
+	      "kallsyms_lookup_name() changed its prototype: adapt compat.c");
 #endif /* CONFIG_KALLSYMS */
 
 /* Fields read by this file (see compat.h); a rename breaks the build here. */
@@ -70,6 +73,7 @@ static struct dentry *fsm_debugfs_root;
 static const char *fsm_debugfs_why;
 #ifdef CONFIG_KALLSYMS
 static typeof(kallsyms_show_value) *fsm_kallsyms_show_value;
+static typeof(kallsyms_lookup_name) *fsm_kallsyms_lookup_name;
 #endif /* CONFIG_KALLSYMS */
 
 #ifdef CONFIG_KPROBES
@@ -148,6 +152,7 @@ int fsm_compat_init(bool force_debugfs)
 
 #ifdef CONFIG_KALLSYMS
 	fsm_kallsyms_show_value = fsm_resolve("kallsyms_show_value");
+	fsm_kallsyms_lookup_name = fsm_resolve("kallsyms_lookup_name");
 #endif /* CONFIG_KALLSYMS */
 	if (!force_debugfs) {
 		create = fsm_resolve("tracefs_create_file");
@@ -191,7 +196,27 @@ void fsm_compat_exit(void)
 	fsm_tracefs_remove = NULL;
 #ifdef CONFIG_KALLSYMS
 	fsm_kallsyms_show_value = NULL;
+	fsm_kallsyms_lookup_name = NULL;
 #endif /* CONFIG_KALLSYMS */
+}
+
+void *fsm_compat_ksym(const char *name, bool func)
+{
+	unsigned long addr = 0;
+
+#ifdef CONFIG_KALLSYMS
+	if (fsm_kallsyms_lookup_name)
+		addr = fsm_kallsyms_lookup_name(name);
+#endif /* CONFIG_KALLSYMS */
+	if (!addr || !func)
+		return (void *)addr;
+	return (void *)fsm_check_call_target(name, addr);
+}
+
+bool fsm_compat_call_target_ok(const char *what, const void *fn)
+{
+	return fn && fsm_check_call_target(what, (unsigned long)fn) ==
+		     (unsigned long)fn;
 }
 
 #ifdef CONFIG_KALLSYMS

@@ -186,6 +186,32 @@ struct dentry *fsm_compat_lookup(struct dentry *parent, const char *name);
  */
 bool fsm_compat_show_kaddr(const struct file *file);
 
+/**
+ * fsm_compat_ksym - address of a kernel symbol that is not exported.
+ * @name: symbol name (data symbols need CONFIG_KALLSYMS_ALL)
+ * @func: the address will be called through a pointer: with IBT/BTI it
+ *        must be a valid indirect-call target, else it is refused
+ *
+ * kallsyms_lookup_name() is not exported (5.7+): it is itself resolved
+ * once through a kprobe at fsm_compat_init() (a kprobe cannot be put on a
+ * data symbol, hence this two-step way). The caller checks what it got
+ * (names can be ambiguous for static symbols) and says why in dmesg when
+ * it gives up.
+ * Context: task. Return: the address, or NULL.
+ */
+void *fsm_compat_ksym(const char *name, bool func);
+
+/**
+ * fsm_compat_call_target_ok - may @fn be called through a pointer?
+ * @what: name for the message
+ * @fn:   a kernel function pointer read from a kernel structure
+ *
+ * Always true without IBT/BTI; with them, @fn must start with the marker
+ * instruction (one dmesg line otherwise).
+ * Context: task. Return: true if @fn is non-NULL and a valid target.
+ */
+bool fsm_compat_call_target_ok(const char *what, const void *fn);
+
 /* Called for each subdirectory created or deleted in a watched directory. */
 typedef void (*fsm_dir_event_fn)(const struct qstr *name, bool deleted);
 
