@@ -1285,6 +1285,18 @@ static ssize_t fsm_ust_opt_write(struct file *file, const char __user *ubuf,
 	return ret ? ret : cnt;
 }
 
+/**
+ * fsm_ustack_enabled - is options/stackmap_user set in an instance?
+ * @inst_id: instance id
+ *
+ * Context: any. Return: true when the instance's requests get user stacks.
+ */
+bool fsm_ustack_enabled(u32 inst_id)
+{
+	return inst_id < FSM_UST_MAX_INST &&
+	       (READ_ONCE(fsm_ust_on) & BIT_ULL(inst_id));
+}
+
 const struct file_operations fsm_ustack_opt_fops = {
 	.owner = THIS_MODULE,
 	.open = fsm_ust_opt_open,
