@@ -500,6 +500,7 @@ static void fsm_tracing_teardown(void)
 	unsigned long idx;
 	LIST_HEAD(reap);
 
+	fsm_trigger_exit();	/* triggers first: they reach every instance */
 	mutex_lock(&fsm_mutex);
 	WRITE_ONCE(fsm_shutting_down, true);
 	WRITE_ONCE(fsm_ready, false);
@@ -591,6 +592,7 @@ int fsm_tracing_init(void)
 	mutex_unlock(&fsm_mutex);
 	WRITE_ONCE(fsm_worker_on, true);
 	fsm_sync_workfn(NULL);
+	fsm_trigger_init();	/* no trigger is not a load failure */
 	if (fsm_polling)
 		schedule_delayed_work(&fsm_poll_work, HZ);
 	fsm_compat_announce();
