@@ -112,6 +112,8 @@ struct fsm_trig {
 static LIST_HEAD(fsm_trigs);
 /* "user" seen by fsm_trig_parse(), for fsm_trig_get_ops() (event_mutex) */
 static bool fsm_parse_user;
+/* fsm_trig_reg() said why it refused (event_mutex): one dmesg line */
+static bool fsm_reg_said;
 
 /* Context: the trigger (preemption disabled, rcu_read_lock_sched). */
 static void notrace fsm_trig_fire(struct fsm_kl_trigger_data *data, bool user)
@@ -282,9 +284,10 @@ static int fsm_trig_parse(struct fsm_kl_command *cmd,
 		if (!*p)
 			p = NULL;
 	}
+	fsm_reg_said = false;
 	ret = fsm_k_st->parse(cmd, file, glob, cmdstr, p);
 	fsm_parse_user = false;
-	if (ret == -EINVAL)
+	if (ret == -EINVAL && !fsm_reg_said)
 		pr_warn_ratelimited("%s:%s: trigger '%s%s%s' refused (expected [!]stackmap[:user][:N] [if FILTER])\n",
 				    file->event_call->class->system,
 				    trace_event_name(file->event_call), glob,
@@ -314,6 +317,7 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 		/* our records commit through stack_id: it would call itself */
 		pr_warn_ratelimited("stackmap:%s: no stackmap trigger on the module's own events\n",
 				    trace_event_name(call));
+		fsm_reg_said = true;
 		return -EINVAL;
 	}
 	sid = fsm_k_find_event_file(file->tr, "stackmap", "stack_id");
@@ -336,6 +340,7 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	if (fsm_ops_user(data->ops) && !fsm_ustack_enabled(inst->id)) {
 		pr_warn_ratelimited("%s: stackmap:user needs options/stackmap_user=1 in this instance\n",
 				    fsm_inst_label(inst));
+		fsm_reg_said = true;
 		ret = -EINVAL;
 		goto fail;
 	}
