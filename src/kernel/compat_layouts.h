@@ -124,11 +124,11 @@ struct fsm_kl_trigger_ops {
 		      FSM_KL_##theirs##____SIZE -			\
 		      FSM_KL_##theirs##__##member,			\
 		      #theirs "::" #member " moved in this kernel: "	\
-		      "src/kernel/compat_layouts.h is out of date")
+		      "the fsm_kl_ declarations are out of date")
 #define FSM_KL_CHECK_SIZE(ours, theirs)					\
 	static_assert(sizeof(struct ours) == FSM_KL_##theirs##____SIZE,	\
 		      "struct " #theirs " changed size in this kernel: "	\
-		      "src/kernel/compat_layouts.h is out of date")
+		      "the fsm_kl_ declarations are out of date")
 
 FSM_KL_CHECK_SIZE(fsm_kl_command, event_command);
 FSM_KL_CHECK(fsm_kl_command, event_command, list);
@@ -167,8 +167,8 @@ FSM_KL_CHECK(fsm_kl_trigger_ops, event_trigger_ops, print);
 /* enum event_command_flags and enum event_trigger_type */
 #define FSM_KL_CMD_FL_POST_TRIGGER	FSM_KL_EVENT_CMD_FL_POST_TRIGGER
 #define FSM_KL_CMD_FL_NEEDS_REC		FSM_KL_EVENT_CMD_FL_NEEDS_REC
-static_assert(ETT_STACKTRACE == FSM_KL_ETT_STACKTRACE &&
-	      ETT_EVENT_EPROBE == FSM_KL_ETT_EVENT_EPROBE,
+static_assert(FSM_KL_ETT_STACKTRACE - ETT_STACKTRACE == 0 &&
+	      FSM_KL_ETT_EVENT_EPROBE - ETT_EVENT_EPROBE == 0,
 	      "enum event_trigger_type differs from the kernel's own");
 
 #undef FSM_KL_CHECK
