@@ -97,7 +97,7 @@ for i in ta tb; do
 	done
 done
 tlater "tp pairs $TMPD/ta sched_switch $TMPD/kallsyms stacktrace"
-tlater "sys pairs $TMPD/ta sys_enter_openat $TMPD/kallsyms stacktrace"
+tlater "sys pairs $TMPD/ta sys_openat $TMPD/kallsyms stacktrace"
 tlater "kprobe pairs $TMPD/tb fsmkp $TMPD/kallsyms stacktrace"
 tlater "if pairs $TMPD/tb sched_wakeup $TMPD/kallsyms filter=prio=120"
 
@@ -135,7 +135,7 @@ workload 10
 echo 0 >"$U/tracing_on"
 mkdir "$TMPD/tu"
 for c in "$U"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tu/${c##*/}"; done
-tlater "user pairs $TMPD/tu sys_enter_openat $TMPD/kallsyms user"
+tlater "user pairs $TMPD/tu sys_openat $TMPD/kallsyms user"
 check "user_stack records written" has "$U/trace" "user_stack:"
 
 # --- rmdir of instances with triggers set ---

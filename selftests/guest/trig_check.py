@@ -30,6 +30,10 @@ HEAD = re.compile(r"^\s*(?P<task>.+?)-(?P<pid>\d+)\s+(?:\(\s*[-\d]+\)\s+)?"
                   r"\[(?P<cpu>\d+)\]\s+(?:\S+\s+)?(?P<ts>\d+\.\d+):\s+"
                   r"(?P<rest>.*)$")
 ID_EVENTS = ("stack_id", "stack_id_user", "stack_fallback")
+# records of this module and of the kernel's stacktrace: anything else
+# (another event) ends the records that follow a source record
+OURS = ID_EVENTS + ("stack_def", "stack_reset", "user_stack", "file_map",
+                    "<stack trace>")
 MAXD = 64   # FSM_MAX_KERNEL_DEPTH
 
 # Frames of the tracing machinery at the top of a trigger's stack: the
@@ -68,7 +72,7 @@ def symbolize(ksyms, ip):
 
 
 def trim(frames):
-    """frames: [(name+off, module)]: drop the tracing frames on top."""
+    """frames: [(name+off, module, ip)]: drop the tracing frames on top."""
     i = 0
     while i < len(frames):
         name = frames[i][0].split("+")[0]
@@ -77,7 +81,7 @@ def trim(frames):
             i += 1
             continue
         break
-    return [f[0] for f in frames[i:]]
+    return frames[i:]
 
 
 def read_cpu(path):
@@ -98,8 +102,10 @@ def read_cpu(path):
         if rest.startswith("<stack trace>"):
             out.append(("<stack trace>", "", []))
             continue
-        ev, _, rest = rest.partition(": ")
-        out.append((ev.split(":")[-1], rest, []))
+        # "name: fields", or "sys_openat(dfd: ...)" for syscall events
+        m = re.match(r"([\w:]+?)(?::\s|\(|$)", rest)
+        ev = m.group(1) if m else rest.split()[0]
+        out.append((ev.split(":")[-1], rest[len(ev):].lstrip(": "), []))
     return out
 
 
@@ -141,10 +147,13 @@ def cmd_pairs(c, d, src, ksymf, *opts):
     bad = []
     for f in files:
         recs = read_cpu(f)
-        starts = [i for i, r in enumerate(recs) if r[0] == src]
-        for k, i in enumerate(starts):
-            # records belonging to this source record: up to the next one
-            end = starts[k + 1] if k + 1 < len(starts) else len(recs)
+        for i, r in enumerate(recs):
+            if r[0] != src:
+                continue
+            # the records that follow it, up to the next foreign record
+            end = i + 1
+            while end < len(recs) and recs[end][0] in OURS:
+                end += 1
             group = recs[i + 1:end]
             ids = [r for r in group if r[0] in ID_EVENTS]
             kst = [r for r in group if r[0] == "<stack trace>"]
@@ -180,12 +189,20 @@ def cmd_pairs(c, d, src, ksymf, *opts):
                     bad.append("#%d: id %d has no stack_def" % (nsrc, sid))
                     continue
                 ips = defs[sid]
-            ours = trim([symbolize(ksyms, ip) for ip in ips])
+            ours = trim([symbolize(ksyms, ip) + (ip,) for ip in ips])
             theirs = trim([(re.sub(r"/0x[0-9a-f]+$", "", x.split()[0]),
-                            "[%s]" % x.split("[", 1)[1] if "[" in x else "")
+                            "[%s]" % x.split("[", 1)[1] if "[" in x else "",
+                            None)
                            for x in kst[0][2]])
-            ok = ours == theirs[:len(ours)] and \
+            # the kernel prints an address it cannot name (the ftrace
+            # trampoline of a kprobe) as 0x...: compare it with our address
+            ok = len(ours) <= len(theirs) and \
+                all(o[0] == t[0] or (t[0].startswith("0x") and
+                                     int(t[0], 16) == o[2])
+                    for o, t in zip(ours, theirs)) and \
                 (len(ours) == len(theirs) or len(ips) >= MAXD)
+            ours = [o[0] for o in ours]
+            theirs = [t[0] for t in theirs]
             if not ok:
                 bad.append("#%d: ours %s != stacktrace %s"
                            % (nsrc, ours[:6], theirs[:6]))
