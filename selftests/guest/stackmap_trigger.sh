@@ -86,7 +86,7 @@ echo stackmap >"$B/$KP/trigger"
 echo stacktrace >>"$B/$KP/trigger"
 echo 1 >"$B/$KP/enable"
 # a filter in the same instance, another event kind: sched_wakeup
-echo 'stackmap if prio == 120' >"$B/events/sched/sched_wakeup/trigger"
+echo 'stackmap if comm == "bash"' >"$B/events/sched/sched_wakeup/trigger"
 echo 1 >"$B/events/sched/sched_wakeup/enable"
 workload 20
 echo 0 >"$A/tracing_on"
@@ -101,7 +101,7 @@ done
 tlater "tp pairs $TMPD/ta sched_switch $TMPD/kallsyms stacktrace"
 tlater "sys pairs $TMPD/ta sys_openat $TMPD/kallsyms stacktrace"
 tlater "kprobe pairs $TMPD/tb fsmkp $TMPD/kallsyms stacktrace"
-tlater "if pairs $TMPD/tb sched_wakeup $TMPD/kallsyms filter=prio=120"
+tlater "if pairs $TMPD/tb sched_wakeup $TMPD/kallsyms filter=comm=bash"
 
 # a kprobe event with a trigger cannot be removed (EBUSY, as with stacktrace)
 echo '!stacktrace' >>"$B/$KP/trigger"

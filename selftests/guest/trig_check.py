@@ -210,6 +210,9 @@ def cmd_pairs(c, d, src, ksymf, *opts):
             ncmp += 1
     c.diag("%s: %d source records, %d with an id record, %d stacks compared"
            % (d, nsrc, nid, ncmp))
+    if filt:
+        c.ok("the filter kept some records and refused others",
+             0 < nid < nsrc, "%d of %d kept" % (nid, nsrc))
     for b in bad[:5]:
         c.diag(b)
     c.ok("every %s record has exactly the id records it should" % src
