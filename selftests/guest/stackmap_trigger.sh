@@ -77,6 +77,11 @@ for i in ta tb; do
 done
 A=$T/instances/ta
 B=$T/instances/tb
+# Set up with tracing off: a trigger on an event that is not enabled yet
+# fires without the event's record (soft mode, the kernel's rule for every
+# trigger), which would leave an id record that belongs to no record.
+echo 0 >"$A/tracing_on"
+echo 0 >"$B/tracing_on"
 for e in $SW $OPEN; do
 	echo stacktrace >"$A/$e/trigger"
 	echo stackmap >>"$A/$e/trigger"
@@ -88,6 +93,10 @@ echo 1 >"$B/$KP/enable"
 # a filter in the same instance, another event kind: sched_wakeup
 echo 'stackmap if comm == "bash"' >"$B/events/sched/sched_wakeup/trigger"
 echo 1 >"$B/events/sched/sched_wakeup/enable"
+echo >"$A/trace"
+echo >"$B/trace"
+echo 1 >"$A/tracing_on"
+echo 1 >"$B/tracing_on"
 workload 20
 echo 0 >"$A/tracing_on"
 echo 0 >"$B/tracing_on"
@@ -129,10 +138,13 @@ mkdir "$T/instances/tu"
 U=$T/instances/tu
 wait_for "$U/options/stackmap_user" || diag "no options/stackmap_user in tu"
 echo 1 >"$U/options/stackmap_user"
+echo 0 >"$U/tracing_on"
 echo 'stackmap:user' >"$U/$OPEN/trigger"
 check_eq "listed as stackmap:user:unlimited" "$(first "$U/$OPEN/trigger")" \
 	"stackmap:user:unlimited"
 echo 1 >"$U/$OPEN/enable"
+echo >"$U/trace"
+echo 1 >"$U/tracing_on"
 workload 10
 echo 0 >"$U/tracing_on"
 mkdir "$TMPD/tu"
