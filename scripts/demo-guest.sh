@@ -34,7 +34,7 @@ if [ -e $T/stack_map_events ]; then
 	for _ in $(seq $((200 * scale))); do sleep 0.001; done
 	ls -R /usr/lib > /dev/null 2>&1 || true
 	echo 0 > $T/tracing_on
-	run "grep -m 6 -E 'sched_switch|stack_id' $T/trace"
+	run "grep -m 12 -E -A3 'sched_switch|stack_(id|def)' $T/trace"
 	run "head -n 30 $T/stack_map"
 	run cat $T/stack_map_stat
 	run "echo 0 > $T/options/stackmap"
@@ -63,7 +63,7 @@ if [ -e $T/options/stackmap_user ] && command -v gcc >/dev/null &&
 	run "echo 0 > $U/options/stackmap_user"
 	run "echo 0 > $U/options/stackmap"
 	echo 0 > $U/events/raw_syscalls/sys_enter/enable
-	run "grep -m 4 -E '^ *fsm-demo-chain-[0-9]+ .* (stack_id|user_stack): ' $U/trace | cut -c1-200"
+	run "grep -m 4 -E '^ *fsm-demo-chain-[0-9]+ .* (stack_id_user|user_stack): ' $U/trace | cut -c1-200"
 	run "grep -m 2 -E ' file_map: .*fsm-demo-chain' $U/trace | cut -c1-200"
 	# the first user stack whose innermost frame is in the program
 	awk -v p="$prog+" '

@@ -48,8 +48,8 @@
  * stack_reset records (each with the full generation) let a reader count
  * them. Order guarantee: the stack_reset record of generation G is
  * committed before G opens, so every record of generation G has a later
- * timestamp than it (records of G - 1 still in flight may follow it: their
- * id says so).
+ * timestamp than it, with a trace clock consistent across CPUs (records of
+ * G - 1 still in flight may follow it: their id says so).
  *
  * stack_map_bin, version 4
  * ------------------------

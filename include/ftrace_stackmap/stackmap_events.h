@@ -72,9 +72,11 @@ TRACE_EVENT(stack_id_user,
 		__entry->cookie_hi = (u32)(cookie >> 32);
 	),
 
-	TP_printk("stack_id=%u gen=%u index=%u cookie=0x%08x%08x",
+	/* the cookie as user_stack prints it (libtraceevent does casts) */
+	TP_printk("stack_id=%u gen=%u index=%u cookie=0x%llx",
 		  __entry->stack_id, __entry->stack_id >> 20,
-		  __entry->stack_id & 0xfffff, __entry->cookie_hi,
+		  __entry->stack_id & 0xfffff,
+		  (unsigned long long)__entry->cookie_hi << 32 |
 		  __entry->cookie_lo)
 );
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * ustack_events.h - user-stack events of system "stackmap" (user_stack,
- * file_map), instantiated in src/kernel/ustack.c. As for stack_id, the
+ * file_map), instantiated in src/kernel/ustack_deliver.c. As for stack_id, the
  * tracepoints are never called: records are written per instance with
  * trace_event_buffer_reserve()/_commit() (see ustack_abi.h for the fields).
  * Print formats use only what libtraceevent 1.7.1 parses (__print_array,

@@ -16,11 +16,24 @@ Each check prints "ok - LABEL: what" or "not ok - LABEL: what # why" lines
   symcheck MAP BIN [KSYMS]  each address of BIN resolves in /proc/kallsyms
                             (or KSYMS, a copy saved while the module was
                             loaded) to the symbol MAP (stack_map) prints
-  order TRACE NAME=ID...    per CPU, each stack_id record comes right after
-                            a source record (event NAME, id ID) and names it
-                            in src=; each source record is followed by one
-  selfcontained TRACE       every (gen, stack_id) used without its
-                            stack has it inline somewhere in TRACE
+  order TRACE NAME[=ID]...  per CPU, each id record (stack_id, stack_id_user,
+                            stack_fallback) comes right after a source
+                            record (event NAME); each source record is
+                            followed by one; stack_def follows an id record
+  selfcontained TRACE       every stack_id used has its stack_def in TRACE
+  resetorder TRACE          no record of a generation precedes the
+                            stack_reset record that opens it
+  tracestack TRACE MAP BIN MODE [GEN]
+                            the " => " lines under each stack_id record of
+                            a tracefs trace: MODE sym (names), offset
+                            (+off/size), addr (" <address>") or raw (bare
+                            addresses); frames equal the map's (MAP, BIN)
+                            for ids of generation GEN (the map's), a
+                            "reset since" marker for other generations
+  ustacklines TRACE MAP STAT
+                            the " => path+0xoffset" lines under each
+                            user_stack record equal the map's frames of its
+                            ustack_id (STAT: user_generation)
   consistent STAT BIN MAP TRACE [one] [full] [nofull]
                             stat vs binary export vs text vs trace (see
                             cmd_consistent); "one": a single recording since
@@ -44,16 +57,28 @@ import sys
 from fsmb import Bad, Check
 import fsmb
 
-F_INLINE, F_FALLBACK, F_TRUNCATED, F_RESET, F_NEW = 1, 2, 4, 8, 16
+# Record format 2 (abi.h): one id record per source event (stack_id,
+# stack_id_user or stack_fallback), stack_def after a first use, stack_reset.
+F_TRUNCATED, F_NEW = 4, 16
 NONE_ID = 0xFFFFFFFF
 REASON_NESTED = 7   # abi.h FSM_SID_REASON_NESTED
+INDEX_BITS, GEN_MASK = 20, 0xFFF
+ID_EVENTS = ("stack_id", "stack_id_user", "stack_fallback")
+OUR_EVENTS = ID_EVENTS + ("stack_def", "stack_reset")
 
 LINE = fsmb.LINE        # one trace line (tracefs "trace" or trace-cmd report)
-# gen is the low 8 bits of the generation; arrays print as {0x1,0x2}
-# (kernel) or as trace-cmd shows them
-SID = re.compile(r"stack_id=(\d+) gen=(\d+) src=(\d+) "
-                 r"flags=0x([0-9a-f]+) reason=(\d+) "
-                 r"cookie=(\{[^}]*\}|\[[^\]]*\]|\S*) ips=(.*)$")
+# arrays print as {0x1,0x2} (kernel) or as trace-cmd shows them
+ARR = r"(\{[^}]*\}|\[[^\]]*\]|\S*)"
+RX = {
+    "stack_id": re.compile(r"stack_id=(\d+) gen=(\d+) index=(\d+)$"),
+    "stack_id_user": re.compile(r"stack_id=(\d+) gen=(\d+) index=(\d+) "
+                                r"cookie=0x([0-9a-f]+)$"),
+    "stack_def": re.compile(r"stack_id=(\d+) gen=(\d+) index=(\d+) "
+                            r"flags=0x([0-9a-f]+) ips=(.*)$"),
+    "stack_fallback": re.compile(r"stack_id=(\d+) flags=0x([0-9a-f]+) "
+                                 r"reason=(\d+) cookie=" + ARR + r" ips=(.*)$"),
+    "stack_reset": re.compile(r"stack_id=(\d+) generation=(\d+) gen=(\d+)$"),
+}
 
 
 def array_items(text):
@@ -131,55 +156,85 @@ def records(path):
     return out
 
 
-def sid_fields(rest):
-    m = SID.match(rest)
+def sid_fields(ev, rest):
+    """The fields of one of our records (ev: its event name)."""
+    m = RX[ev].match(rest)
     if not m:
-        raise Bad("cannot parse stack_id record %r" % rest)
-    # the kernel prints {0x1,0x2}, trace-cmd report "1 2" (decimal)
-    ips = array_items(m.group(7))
-    cookie = array_items(m.group(6))
-    if len(cookie) > 1:
-        raise Bad("more than one cookie in %r" % rest)
-    flags = int(m.group(4), 16)
-    if int(m.group(5)) != flags >> 5:
-        raise Bad("reason is not flags >> 5 in %r" % rest)
-    return dict(id=int(m.group(1)), gen=int(m.group(2)),
-                src=int(m.group(3)), flags=flags & 0x1F,
-                reason=int(m.group(5)),
-                cookie=cookie[0] if cookie else 0, nips=len(ips))
+        raise Bad("cannot parse %s record %r" % (ev, rest))
+    g = m.groups()
+    f = dict(ev=ev, id=int(g[0]), flags=0, reason=0, cookie=0, nips=0)
+    if ev == "stack_reset":
+        f["generation"] = int(g[1])
+        if int(g[2]) != int(g[1]) & GEN_MASK:
+            raise Bad("gen is not generation & 0xfff in %r" % rest)
+        return f
+    if ev == "stack_fallback":
+        f["flags"], f["reason"] = int(g[1], 16), int(g[2])
+        cookie = array_items(g[3])
+        if len(cookie) > 1:
+            raise Bad("more than one cookie in %r" % rest)
+        f["cookie"] = cookie[0] if cookie else 0
+        f["nips"] = len(array_items(g[4]))
+        return f
+    if (int(g[1]) != f["id"] >> INDEX_BITS or
+            int(g[2]) != f["id"] & ((1 << INDEX_BITS) - 1)):
+        raise Bad("gen/index do not match stack_id in %r" % rest)
+    f["gen"], f["index"] = int(g[1]), int(g[2])
+    if ev == "stack_id_user":
+        f["cookie"] = int(g[3], 16)
+    elif ev == "stack_def":
+        f["flags"] = int(g[3], 16)
+        f["nips"] = len(array_items(g[4]))
+    return f
+
+
+def our_records(path):
+    """(cpu, fields) of each of our records, in file order."""
+    for cpu, ev, rest in records(path):
+        if ev in OUR_EVENTS:
+            yield cpu, sid_fields(ev, rest)
 
 
 def trace_counts(path):
+    """records: id records that are requests (stack_id, stack_id_user and
+    stack_fallback but reason nested); inline: stack_def records."""
     c = dict(records=0, inline=0, fallback=0, truncated=0, reset=0,
-             plain=0, bad=0, nested=0)
-    for cpu, ev, rest in records(path):
-        if ev != "stack_id":
-            continue
-        f = sid_fields(rest)
-        if f["flags"] & F_RESET:
+             plain=0, bad=0, nested=0, cookies=0)
+    for cpu, f in our_records(path):
+        ev = f["ev"]
+        if ev == "stack_reset":
             c["reset"] += 1
-            continue
-        if f["reason"] == REASON_NESTED:
-            # no buffer for the stack: FALLBACK, id NONE, no ips; not a
-            # request (stat nested_dropped, not records/fallbacks)
-            c["nested"] += 1
-            if f["flags"] != F_FALLBACK or f["id"] != NONE_ID or f["nips"]:
+            if f["id"] != NONE_ID:
                 c["bad"] += 1
+            continue
+        if ev == "stack_def":
+            c["inline"] += 1
+            if f["flags"] & F_TRUNCATED:
+                c["truncated"] += 1
+            if not f["nips"] or f["flags"] & ~(F_TRUNCATED | F_NEW):
+                c["bad"] += 1
+            continue
+        if f["cookie"]:
+            c["cookies"] += 1
+        if ev == "stack_fallback":
+            if f["id"] != NONE_ID or f["flags"] & ~F_TRUNCATED:
+                c["bad"] += 1
+            if f["reason"] == REASON_NESTED:
+                # no buffer for the stack: no ips; not a request (stat
+                # nested_dropped, not records/fallbacks)
+                c["nested"] += 1
+                if f["nips"]:
+                    c["bad"] += 1
+                continue
+            c["records"] += 1
+            c["fallback"] += 1
+            if not f["reason"] or not f["nips"]:
+                c["bad"] += 1
+            if f["flags"] & F_TRUNCATED:
+                c["truncated"] += 1
             continue
         c["records"] += 1
-        if f["flags"] & F_INLINE:
-            c["inline"] += 1
-        if f["flags"] & F_FALLBACK:
-            c["fallback"] += 1
-            if f["id"] != NONE_ID or not f["reason"]:
-                c["bad"] += 1
-        if f["flags"] & F_TRUNCATED:
-            c["truncated"] += 1
-        carries = f["flags"] & (F_INLINE | F_FALLBACK)
-        if not carries:
-            c["plain"] += 1
-        if bool(carries) != bool(f["nips"]):
-            c["bad"] += 1
+        c["plain"] += 1
     return c
 
 
@@ -240,74 +295,118 @@ def cmd_symcheck(c, text, binf, ksyms="/proc/kallsyms"):
 
 
 def cmd_order(c, path, *pairs):
-    src = {}
-    for p in pairs:
-        name, _, num = p.partition("=")
-        src[name] = int(num)
+    """NAME[=ID]...: the source events (the id is not in the records any
+    more: the source of an id record is the record just before it)."""
+    src = set(p.partition("=")[0] for p in pairs)
     percpu = {}
     try:
         for cpu, ev, rest in records(path):
-            if ev == "stack_id":
-                f = sid_fields(rest)
-                kind = "reset" if f["flags"] & F_RESET else "sid"
-                percpu.setdefault(cpu, []).append((kind, f["src"]))
+            if ev in ID_EVENTS:
+                sid_fields(ev, rest)
+                kind = "id"
+            elif ev in OUR_EVENTS:
+                kind = ev
             elif ev in src:
-                percpu.setdefault(cpu, []).append(("src", src[ev]))
+                kind = "src"
             else:
-                percpu.setdefault(cpu, []).append(("other", ev))
+                kind = "other"
+            percpu.setdefault(cpu, []).append((kind, ev))
     except Bad as e:
-        return c.ok("stack_id records follow their source events", False,
-                    str(e))
-    good, bad, orphans, msgs = 0, 0, 0, []
+        return c.ok("id records follow their source events", False, str(e))
+    good, bad, orphans, defs, msgs = 0, 0, 0, 0, []
     for cpu, seq in percpu.items():
-        sids = [i for i, r in enumerate(seq) if r[0] == "sid"]
-        if not sids:
+        ids = [i for i, r in enumerate(seq) if r[0] == "id"]
+        if not ids:
             continue
-        first, last = sids[0], sids[-1]
-        for i in sids:
+        first, last = ids[0], ids[-1]
+        for i in ids:
             if i == 0:
                 continue    # older records of this CPU were overwritten
             prev = seq[i - 1]
-            if prev[0] == "src" and prev[1] == seq[i][1]:
+            if prev[0] == "src":
                 good += 1
             else:
                 bad += 1
-                msgs.append("cpu %d: stack_id src=%d after %s" %
-                            (cpu, seq[i][1], prev))
+                msgs.append("cpu %d: %s after %s" % (cpu, seq[i][1], prev))
+        for i, r in enumerate(seq):
+            if r[0] == "stack_def" and i and seq[i - 1][0] != "id":
+                defs += 1
+                msgs.append("cpu %d: stack_def after %s" % (cpu, seq[i - 1]))
         # Sources recorded while ours was enabled (between our first and
-        # last record on this CPU) must each be followed by a stack_id.
+        # last record on this CPU) must each be followed by an id record.
         for i in range(max(first - 1, 0), last):
-            if seq[i][0] == "src" and seq[i + 1][0] != "sid":
+            if seq[i][0] == "src" and seq[i + 1][0] != "id":
                 orphans += 1
                 msgs.append("cpu %d: source %s then %s" %
                             (cpu, seq[i], seq[i + 1]))
-    c.diag("%d source/stack_id pairs" % good)
-    c.ok("each stack_id record right after its source event (same CPU)",
+    c.diag("%d source/id record pairs" % good)
+    c.ok("each id record right after a source event (same CPU)",
          not bad and good > 0, "; ".join(msgs[:3]) or "no pair")
-    c.ok("each source event followed by its stack_id record", not orphans,
+    c.ok("each source event followed by its id record", not orphans,
+         "; ".join(msgs[:3]))
+    c.ok("each stack_def right after an id record", not defs,
          "; ".join(msgs[:3]))
 
 
 def cmd_selfcontained(c, path):
+    """Every id of a stack_id(_user) record has a stack_def (same 32-bit id,
+    generation bits included) somewhere in TRACE."""
     inline, plain = set(), []
     try:
-        for cpu, ev, rest in records(path):
-            if ev != "stack_id":
-                continue
-            f = sid_fields(rest)
-            if f["flags"] & (F_RESET | F_FALLBACK):
-                continue
-            key = (f["gen"], f["id"])
-            if f["flags"] & F_INLINE:
-                inline.add(key)
-            else:
-                plain.append(key)
+        for cpu, f in our_records(path):
+            if f["ev"] == "stack_def":
+                inline.add(f["id"])
+            elif f["ev"] in ("stack_id", "stack_id_user"):
+                plain.append(f["id"])
     except Bad as e:
         return c.ok("trace self-contained", False, str(e))
     missing = sorted(set(k for k in plain if k not in inline))
-    c.ok("trace self-contained: every id used has its stack inline",
+    c.ok("trace self-contained: every id used has its stack_def",
          not missing and (plain or inline),
-         "no inline stack for (gen, id) %s" % missing[:3])
+         "no stack_def for id %s" % missing[:3])
+
+
+SID1 = re.compile(r"stack_id=(\d+) gen=(\d+) src=(\d+) flags=0x([0-9a-f]+) ")
+
+
+def cmd_resetorder(c, path):
+    """The trace file is in timestamp order: no record of a generation may
+    come before the reset record that opens it. Also reads record format 1
+    (RESET flag 0x8 in stack_id, 8 generation bits in gen=), so that the
+    check shows the old order on the old module."""
+    seq, resets = [], {}
+    try:
+        for cpu, ev, rest in records(path):
+            if ev in ("stack_id", "stack_id_user") and SID1.match(rest):
+                m = SID1.match(rest)
+                if int(m.group(4), 16) & 8:
+                    resets.setdefault(int(m.group(1)) & 0xFF, len(seq))
+                    seq.append(("reset", int(m.group(1)) & 0xFF))
+                else:
+                    seq.append(("rec", int(m.group(2))))
+                continue
+            if ev not in OUR_EVENTS:
+                continue
+            f = sid_fields(ev, rest)
+            if ev == "stack_reset":
+                resets.setdefault(f["generation"] & GEN_MASK, len(seq))
+                seq.append(("reset", f["generation"] & GEN_MASK))
+            elif "gen" in f:
+                seq.append(("rec", f["gen"]))
+    except Bad as e:
+        return c.ok("reset order", False, str(e))
+    early = [(i, g) for i, (k, g) in enumerate(seq)
+             if k == "rec" and g in resets and i < resets[g]]
+    c.diag("%d resets, %d records with a generation" %
+           (len(resets), sum(1 for k, _ in seq if k == "rec")))
+    c.ok("resets in the trace", len(resets) > 0)
+    c.ok("records of the new generations after them",
+         any(k == "rec" and g in resets and i > resets[g]
+             for i, (k, g) in enumerate(seq)))
+    c.ok("no record of a generation before its reset record", not early,
+         "%d early, first: generation bits %s at record %s" %
+         (len(early), early[0][1] if early else "-",
+          early[0][0] if early else "-"))
 
 
 def cmd_consistent(c, statf, binf, mapf, tracef, *opts):
@@ -376,9 +475,157 @@ def cmd_tracefmt(c, path, minimum):
         tc = trace_counts(path)
     except Bad as e:
         return c.ok("stack_id records parse", False, str(e))
-    c.ok("at least %s stack_id records" % minimum,
+    c.ok("at least %s id records" % minimum,
          tc["records"] >= int(minimum), "%d" % tc["records"])
-    c.eq("stack_id records: flags agree with ips", tc["bad"], 0)
+    c.eq("records well formed (flags, reasons and ips agree)", tc["bad"], 0)
+
+
+RAWLINE = re.compile(r"^\d+ \d+ \d+ (\d+)$")
+
+
+def trace_stacks(path, raw):
+    """[(id, [text after " => "...])] of the stack_id(_user) records of a
+    tracefs trace file (raw: the lines of options/raw)."""
+    out, cur = [], None
+    for line in open(path, errors="replace"):
+        line = line.rstrip("\n")
+        if line.startswith(" => "):
+            if cur is not None:
+                cur[1].append(line[4:])
+            continue
+        cur = None
+        if raw:
+            m = RAWLINE.match(line)
+            if m:
+                cur = (int(m.group(1)), [])
+        else:
+            m = LINE.match(line)
+            if m and m.group("event") in ("stack_id", "stack_id_user"):
+                cur = (sid_fields(m.group("event"), m.group("rest"))["id"],
+                       [])
+        if cur is not None:
+            out.append(cur)
+    return out
+
+
+def cmd_tracestack(c, path, mapf, binf, mode, stale="nostale"):
+    """stale: "stale" if records of an older generation must be there."""
+    try:
+        stacks = parse_stack_map(mapf)
+        hdr, bstacks = read_bin(binf)
+        recs = trace_stacks(path, mode == "raw")
+    except Bad as e:
+        return c.ok("trace stacks", False, str(e))
+    bips = dict((i, ips) for i, _, ips in bstacks)
+    gen = hdr["generation"] & GEN_MASK
+    shown, markers, bad = 0, 0, []
+    for sid, lines in recs:
+        g, idx = sid >> INDEX_BITS, sid & ((1 << INDEX_BITS) - 1)
+        if g != gen:
+            if len(lines) == 1 and "reset since" in lines[0]:
+                markers += 1
+            else:
+                bad.append("id %d (generation bits %d): %r" %
+                           (sid, g, lines[:2]))
+            continue
+        if idx not in stacks or idx not in bips:
+            bad.append("index %d not in the map" % idx)
+            continue
+        frames, ips = stacks[idx][1], bips[idx]
+        if mode == "raw":
+            want = ["%016x" % ip for ip in ips]
+        elif mode == "offset":
+            want = frames
+        elif mode == "addr":
+            want = ["%s <%016x>" % (f.split("+")[0], ip)
+                    for f, ip in zip(frames, ips)]
+        else:
+            want = [f.split("+")[0] for f in frames]
+        # %ps/%pS add " [module]" to module symbols; stack_map shows it
+        # after a blank too (the MAP parser keeps the first word only)
+        got = [re.sub(r" \[\S+\]( |$)", r"\1", x) for x in lines]
+        if got != want:
+            bad.append("id %d: %r, map %r" % (sid, got[:3], want[:3]))
+        else:
+            shown += 1
+    c.diag("%d records: %d stacks shown, %d reset markers" %
+           (len(recs), shown, markers))
+    c.ok("trace (%s): stack lines under stack_id records" % mode, shown > 0,
+         "none")
+    c.ok("trace (%s): every stack equals the map's, or a reset marker" % mode,
+         not bad, "%d bad: %s" % (len(bad), "; ".join(bad[:2])))
+    if stale == "stale":
+        c.ok("trace (%s): records of the old generation have the marker" %
+             mode, markers > 0, "none")
+
+
+def parse_user_map(path):
+    """{ustack_id: [frame text]} of the user part of a stack_map file."""
+    out, cur = {}, None
+    hdr = re.compile(r"^ustack_id (\d+) \[")
+    frame = re.compile(r"^  \[\d+\] (.*)$")
+    for line in open(path):
+        line = line.rstrip("\n")
+        m = hdr.match(line)
+        if m:
+            cur = out.setdefault(int(m.group(1)), [])
+            continue
+        m = frame.match(line)
+        if m and cur is not None:
+            cur.append(m.group(1))
+            continue
+        cur = None
+    return out
+
+
+def cmd_ustacklines(c, path, mapf, statf):
+    """The " => " lines under each user_stack record of a tracefs trace:
+    the map's frames of its ustack_id (ids of the map's generation), a
+    marker for another generation, nothing for an empty stack."""
+    umap = parse_user_map(mapf)
+    ugen = int(read_stat(statf)["user_generation"])
+    recs, cur = [], None
+    for line in open(path, errors="replace"):
+        line = line.rstrip("\n")
+        if line.startswith(" => "):
+            if cur is not None:
+                cur[1].append(line[4:])
+            continue
+        cur = None
+        m = LINE.match(line)
+        if m and m.group("event") == "user_stack":
+            f = dict(re.findall(r"(\w+)=(\{[^}]*\}|\S+)", m.group("rest")))
+            cur = (f, [])
+            recs.append(cur)
+    shown, marked, empty, bad = 0, 0, 0, []
+    for f, lines in recs:
+        uid, gen, nr = int(f["ustack_id"]), int(f["gen"]), int(f["nr"])
+        inline = nr > 0
+        if not inline and uid == NONE_ID:
+            empty += 1
+            if lines:
+                bad.append("empty stack with lines %r" % lines[:2])
+            continue
+        if uid == NONE_ID:     # fallback: frames inline, no id
+            ok = len(lines) == nr
+        elif gen == ugen:
+            ok = lines == umap.get(uid)
+        elif inline:
+            ok = len(lines) == nr
+        else:
+            ok = len(lines) == 1 and "reset since" in lines[0]
+            marked += ok
+        if ok:
+            shown += 1
+        else:
+            bad.append("ustack_id %d gen %d: %r, map %r" %
+                       (uid, gen, lines[:2], umap.get(uid, [])[:2]))
+    c.diag("%d user_stack records: %d with their frames, %d markers, "
+           "%d empty" % (len(recs), shown - marked, marked, empty))
+    c.ok("trace: user frames under user_stack records", shown - marked > 0,
+         "none")
+    c.ok("trace: user frames equal the map's (path+0xoffset)", not bad,
+         "%d bad: %s" % (len(bad), "; ".join(bad[:2])))
 
 
 def cmd_kaddr(c, path, mode, ref=None):
@@ -414,7 +661,8 @@ def cmd_dump(c, path):
 
 
 CMDS = dict(bin=cmd_bin, symcheck=cmd_symcheck, order=cmd_order,
-            selfcontained=cmd_selfcontained, consistent=cmd_consistent,
+            selfcontained=cmd_selfcontained, resetorder=cmd_resetorder,
+            tracestack=cmd_tracestack, ustacklines=cmd_ustacklines, consistent=cmd_consistent,
             tracefmt=cmd_tracefmt, kaddr=cmd_kaddr, dump=cmd_dump)
 
 

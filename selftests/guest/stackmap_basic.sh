@@ -67,8 +67,8 @@ story() {
 	cp "$D/trace" "$TMPD/$L.2.trace"
 	later "$L.2" selfcontained "$TMPD/$L.2.trace"
 	later "$L.2" order "$TMPD/$L.2.trace" "sched_switch=$sw"
-	check "$L: second recording carries stacks inline again" \
-		has "$TMPD/$L.2.trace" "flags=0x1 "
+	check "$L: second recording carries stacks (stack_def) again" \
+		has "$TMPD/$L.2.trace" " stack_def: stack_id="
 
 	# reset while recording: generation bump, reset record, ids restart
 	gen0=$(stat_get "$D/stack_map_stat" generation)
@@ -82,12 +82,13 @@ story() {
 	workload 5
 	echo 0 >"$D/options/stackmap"
 	cp "$D/trace" "$TMPD/$L.3.trace"
-	# records carry the low 8 bits of the generation, the reset record
-	# the full generation in its stack_id field
-	check "$L: reset record in the trace (RESET flag, gen $gen1)" \
-		has "$TMPD/$L.3.trace" "stack_id=$gen1 gen=$((gen1 & 255)) src=0 flags=0x8 "
-	check "$L: records of the new generation" has "$TMPD/$L.3.trace" " gen=$((gen1 & 255)) src=$sw "
-	check "$L: records of the old generation before it" has "$TMPD/$L.3.trace" " gen=$((gen0 & 255)) src=$sw "
+	# ids carry the low 12 bits of the generation above the index, the
+	# reset record the full generation
+	check "$L: reset record in the trace (stack_reset, generation $gen1)" \
+		has "$TMPD/$L.3.trace" "stack_reset: stack_id=4294967295 generation=$gen1 gen=$((gen1 & 4095))"
+	check "$L: records of the new generation" has "$TMPD/$L.3.trace" " gen=$((gen1 & 4095)) index="
+	check "$L: records of the old generation before it" has "$TMPD/$L.3.trace" " gen=$((gen0 & 4095)) index="
+	later "$L.3" resetorder "$TMPD/$L.3.trace"
 	later "$L.3" selfcontained "$TMPD/$L.3.trace"
 	check "$L: stack_map after reset starts at id 0" \
 		eval '[[ $(<"$D/stack_map") == "stack_id 0 "* ]]'

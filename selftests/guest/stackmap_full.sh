@@ -51,7 +51,7 @@ for D in "$T" "$T/instances/full"; do
 	check "$L: drops for map_full or arena_full ($full)" test "$full" -gt 0
 	check "$L: fallback records counted (> 0)" test "$(stat_get "$s" fallbacks)" -gt 0
 	check "$L: fallback records in the trace carry a stack" \
-		eval '[[ $(<"$TMPD/$L.trace") =~ stack_id=4294967295\ gen=1\ src=[0-9]+\ flags=0x[0-9a-f]*[2367abef]\ reason=[12]\ cookie=\{\}\ ips=\{0x ]]'
+		eval '[[ $(<"$TMPD/$L.trace") =~ stack_fallback:\ stack_id=4294967295\ flags=0x[04]\ reason=[12]\ cookie=\{\}\ ips=\{0x ]]'
 	if [ "$(overrun "$D")" = 0 ]; then
 		later "$L" consistent "$s" "$TMPD/$L.bin" "$TMPD/$L.map" "$TMPD/$L.trace" one full
 	else

@@ -42,10 +42,15 @@ check_eq "modes of the nodes" \
 		"$T/stack_map_events" "$T/options/stackmap" | tr '\n' ' ')" \
 	"640 440 440 640 640 "
 check "event stackmap:stack_id exists" test -d "$T/events/stackmap/stack_id"
-check "format: __data_loc unsigned long[] ips" \
-	has "$T/events/stackmap/stack_id/format" "__data_loc unsigned long[] ips"
+for e in stack_id stack_id_user stack_def stack_fallback stack_reset; do
+	check "event stackmap:$e exists" test -d "$T/events/stackmap/$e"
+done
+check "format: stack_id is one u32 after the common fields" \
+	has "$T/events/stackmap/stack_id/format" "field:u32 stack_id;	offset:8;	size:4;"
+check "format: stack_def has __data_loc unsigned long[] ips" \
+	has "$T/events/stackmap/stack_def/format" "__data_loc unsigned long[] ips"
 check "format: print fmt uses __print_array" \
-	has "$T/events/stackmap/stack_id/format" "__print_array"
+	has "$T/events/stackmap/stack_def/format" "__print_array"
 check_eq "options/stackmap reads 0" "$(<"$T/options/stackmap")" 0
 check_eq "stack_map empty before recording" "$(<"$T/stack_map")" ""
 check_eq "stat: map not allocated yet" "$(stat_get "$T/stack_map_stat" map_allocated)" 0

@@ -178,8 +178,8 @@ r=$(stat_get "$s" user_requests)
 # never merged, even with equal registers): at most one walk per request.
 # Reuse within an entry (several instances asking) is ustack_stress's.
 check "walks queued ($q) <= requests ($r), and some ($q > 0)" [ "$q" -le "$r" -a "$q" -gt 0 ]
-# cookie=0x1a (older format) or cookie={0x1a} (compact stack_id record)
-check "cookies in stack_id records" eval 'grep -Eq "stack_id: .*cookie=\{?0x[1-9a-f]" $TMPD/c64.trace'
+# the id record with a cookie: stack_id_user (record format 2)
+check "cookies in stack_id_user records" eval 'grep -Eq "stack_id_user: .*cookie=0x[1-9a-f]" $TMPD/c64.trace'
 if [ -x "$TMPD/chain32" ]; then
 	run_prog "$TMPD/chain32" c32 20
 fi
@@ -194,7 +194,7 @@ check "user_stack cookies match stack_id cookies" eval '
 	while IFS= read -r l; do
 		c=${l#*cookie=}; c=${c%% *}; c=${c#\{}; c=${c%\}}
 		case $l in
-		*" stack_id: "*) ck[$c]=1 ;;
+		*" stack_id_user: "* | *" stack_fallback: "*) ck[$c]=1 ;;
 		*chain64-*" user_stack: "*) [ -n "${ck[$c]}" ] || bad=$((bad + 1)) ;;
 		esac
 	done <$TMPD/c64.trace

@@ -11,7 +11,8 @@ entry_caller_b. MAPS holds PROG's own /proc/self/maps lines (its output).
 
 For each getppid sys_enter of PID, in trace order:
   - the kernel's user stack: the <user stack trace> entry right after it;
-  - ours: the cookie of the stack_id record that follows it, and the
+  - ours: the cookie of the id record (stack_id_user, or stack_fallback)
+    that follows it, and the
     user_stack record of that cookie (frames inline, or from the first
     record of its ustack_id; file paths from the file_map records).
 Both are turned into (path, file offset): the kernel's addresses through
@@ -138,7 +139,7 @@ def main():
                 want[p] = 'stack_id'
             else:
                 cur_ust = []    # the one after our own records
-        elif ev == 'stack_id' and st == 'stack_id':
+        elif ev in ('stack_id', 'stack_id_user', 'stack_fallback') and st == 'stack_id':
             c = ints(kv(rest).get('cookie', '{}'))
             events[-1][1] = c[0] if c else None
             want[p] = None

@@ -125,7 +125,7 @@ sleep 3600 &
 spid=$!
 nap 0.5
 check "sleeper: its sched_switch asked for a user stack" \
-	eval "grep -E '^ *sleep-$spid .* stack_id: .*cookie=\\{0x[0-9a-f]+\\}' $S/trace >/dev/null"
+	eval "grep -E '^ *sleep-$spid .* stack_id_user: .*cookie=0x[0-9a-f]+' $S/trace >/dev/null"
 echo 0 >"$S/options/stackmap_user"
 echo 0 >"$S/options/stackmap"
 echo 0 >"$S/events/sched/sched_switch/enable"

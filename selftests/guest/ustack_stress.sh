@@ -39,8 +39,8 @@ if [ "${FSM_VM_KERNEL:-}" = debug ]; then
 fi
 
 # cookie_of LINE: CK = the cookie of a stack_id/user_stack line, "" when
-# none (no subshell: called per line). Both stack_id forms: cookie=0x..
-# (old) and cookie={0x..} / cookie={}.
+# none (no subshell: called per line). Forms: cookie=0x.. (user_stack,
+# stack_id_user) and cookie={0x..} / cookie={} (stack_fallback).
 cookie_of() {
 	CK=${1#*cookie=}
 	CK=${CK%% *}
@@ -159,7 +159,7 @@ wait $spid
 check_eq "irq: spin loop status" $? 0
 echo 0 >"$I/options/stackmap_user"
 echo 0 >"$I/tracing_on"
-grep -E ' (stack_id|user_stack|file_map|hrtimer_expire_entry|local_timer_entry): ' "$I/trace" >"$TMPD/irq.trace"
+grep -E ' (stack_id|stack_id_user|stack_fallback|user_stack|file_map|hrtimer_expire_entry|local_timer_entry): ' "$I/trace" >"$TMPD/irq.trace"
 cp "$I/stack_map_stat" "$TMPD/irq.stat"
 # The stack_id record follows its source event on the same CPU.
 declare -A last ck
@@ -175,7 +175,7 @@ while IFS= read -r l; do
 		nsrc=$((nsrc + 1))
 		[[ ${fl:2:1} == [hH] ]] && nhard=$((nhard + 1))
 		;;
-	stack_id)
+	stack_id | stack_id_user | stack_fallback)
 		if [ -n "${last[$cpu]}" ]; then
 			cookie_of "$l"
 			[ -n "$CK" ] && ck[$CK]=1
@@ -234,11 +234,11 @@ for i in m1 m2 m3; do
 		x=$(stat_get "$f" overrun) && ov=$((ov + x))
 	done
 	check_eq "walks: $i buffer kept every record (overrun)" "$ov" 0
-	grep -E ' (stack_id|user_stack|file_map): ' "$T/instances/$i/trace" >"$TMPD/$i.trace"
+	grep -E ' (stack_id|stack_id_user|stack_fallback|user_stack|file_map): ' "$T/instances/$i/trace" >"$TMPD/$i.trace"
 	cp "$T/instances/$i/stack_map_stat" "$TMPD/$i.stat"
 	diag "$i: $(grep -E '^user_(requests|walks_queued|cache_reuses|stacks|stacks_lost|busy_drops|no_slot):' "$TMPD/$i.stat" | tr '\n' ' ')"
 done
-ncookies=$(grep -h -o -E 'stack_id: .* cookie=\{?0x[0-9a-f]+' "$TMPD"/m[123].trace |
+ncookies=$(grep -h -o -E '(stack_id_user|stack_fallback): .* cookie=\{?0x[0-9a-f]+' "$TMPD"/m[123].trace |
 	grep -o -E '0x[0-9a-f]+$' | grep -v -x 0x0 | sort -u | wc -l)
 diag "walks: $((w1 - w0)) walks, $ncookies distinct cookies in the three instances"
 check "walks: cookies handed out ($ncookies)" [ "$ncookies" -gt $((3 * BURST)) ]
@@ -270,7 +270,7 @@ done
 # every cookie of the burst program is delivered to each of the instances
 for i in m1 m2 m3; do
 	grep -E '^ *stress-[0-9]+ .* user_stack: ' "$TMPD/$i.trace" | grep -o 'cookie=0x[0-9a-f]*' | sort -u >"$TMPD/$i.us"
-	grep -E '^ *stress-[0-9]+ .* stack_id: ' "$TMPD/$i.trace" | grep -o -E 'cookie=\{?0x[0-9a-f]+' | tr -d '{' |
+	grep -E '^ *stress-[0-9]+ .* (stack_id_user|stack_fallback): ' "$TMPD/$i.trace" | grep -o -E 'cookie=\{?0x[0-9a-f]+' | tr -d '{' |
 		grep -v -x 'cookie=0x0' | sort -u >"$TMPD/$i.ck"
 done
 check "walks: the program's cookies in m1 ($(lines "$TMPD/m1.ck"))" [ "$(lines "$TMPD/m1.ck")" -ge $((3 * BURST)) ]
@@ -279,7 +279,7 @@ for i in m1 m2 m3; do
 	check_eq "walks: $i has a user_stack for each cookie of m1 (missing: $(wc -w <<<"$miss"))" "${miss%%$'\n'*}" ""
 	for c in $(head -n 2 <<<"$miss"); do
 		c=${c#cookie=}
-		while IFS= read -r l; do diag "  ${l:0:200}"; done < <(cd "$TMPD" && grep -E "cookie=\{?${c}[ }]" m[123].trace | grep -v " stack_id: " | sed -n 1,4p)
+		while IFS= read -r l; do diag "  ${l:0:200}"; done < <(cd "$TMPD" && grep -E "cookie=\{?${c}[ }]" m[123].trace | grep -v -E " (stack_id_user|stack_fallback): " | sed -n 1,4p)
 	done
 done
 resolve "$TMPD/m2.trace" "$ST" 4 walks "st_sys3 st_burst2 st_burst1 main"
@@ -297,7 +297,7 @@ echo 0 >"$E/options/stackmap_user"
 # sources the reader itself fires never ends
 echo 0 >"$E/tracing_on"
 cp "$E/stack_map_stat" "$TMPD/ex.stat"
-grep -E '^ *stress-[0-9]+ .* (stack_id|user_stack): ' "$E/trace" >"$TMPD/ex.trace"
+grep -E '^ *stress-[0-9]+ .* (stack_id|stack_id_user|stack_fallback|user_stack): ' "$E/trace" >"$TMPD/ex.trace"
 x=$(stat_get "$TMPD/ex.stat" user_stacks_reason_exiting)
 check "exit: empty stacks with reason exiting ($x)" [ "$x" -ge 10 ]
 x=$(stat_get "$TMPD/ex.stat" user_stacks_reason_exec)
@@ -310,7 +310,7 @@ check "exit/exec: every user_stack cookie was announced" eval '
 	while IFS= read -r l; do
 		cookie_of "$l"
 		case $l in
-		*" stack_id: "*) [ -n "$CK" ] && seen[$CK]=1 ;;
+		*" stack_id_user: "* | *" stack_fallback: "*) [ -n "$CK" ] && seen[$CK]=1 ;;
 		*" user_stack: "*) [ -n "${seen[$CK]}" ] || bad=$((bad + 1)) ;;
 		esac
 	done <$TMPD/ex.trace
@@ -338,7 +338,7 @@ rmdir "$E"
 # ---- 5. trace-cmd record + report ----------------------------------------
 if command -v trace-cmd >/dev/null; then
 	tc_src='raw_syscalls:sys_enter exceptions:page_fault_user'
-	tc_ev=(-e stackmap:stack_id -e stackmap:user_stack -e stackmap:file_map
+	tc_ev=(-e stackmap
 		-e raw_syscalls:sys_enter -e exceptions:page_fault_user)
 	tc() { # LABEL [-B NAME]
 		local L=$1 out
@@ -357,8 +357,8 @@ if command -v trace-cmd >/dev/null; then
 		check_eq "$L: report: nothing on stderr" "$(<"$out.err")" ""
 		check "$L: user_stack records" grep -q ' user_stack: ' "$out.txt"
 		check "$L: file_map records" grep -q ' file_map: .*path=' "$out.txt"
-		check "$L: stack_id records with cookies" grep -q -E ' stack_id: .* cookie=(\{?0x[1-9a-f]|[1-9])' "$out.txt"
-		while IFS= read -r l; do diag "${l:0:300}"; done < <(grep -m 2 ' stack_id: ' "$out.txt")
+		check "$L: stack_id_user records with cookies" grep -q -E ' stack_id_user: .* cookie=(0x[1-9a-f]|[1-9])' "$out.txt"
+		while IFS= read -r l; do diag "${l:0:300}"; done < <(grep -m 2 ' stack_id_user: ' "$out.txt")
 		resolve "$out.txt" "$ST" 4 "$L" "st_sys3 st_burst2 st_burst1 main"
 		rm -f "$out.dat" "$out.txt"
 	}

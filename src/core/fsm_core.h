@@ -40,7 +40,7 @@ extern "C" {
 #define FSM_MAX_KERNEL_DEPTH	64
 /*
  * Largest max_depth of any map, in 64-bit words. Kernel stacks use
- * FSM_MAX_KERNEL_DEPTH; the user stack map (src/kernel/ustack.c) keys a
+ * FSM_MAX_KERNEL_DEPTH; the user stack map (src/kernel/ustack_ukey.c) keys a
  * stack by two header words and a (file id, offset) pair per frame.
  */
 #define FSM_MAX_MAP_DEPTH	256

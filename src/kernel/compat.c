@@ -24,6 +24,7 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
+#include "fsm_trace_flags.h"	/* generated: scripts/gen-trace-flags */
 
 /*
  * Indirect branch tracking: an indirect call must land on a marker
@@ -181,11 +182,30 @@ void fsm_compat_announce(void)
 	if (!fsm_kallsyms_show_value)
 		pr_warn("kallsyms_show_value not resolvable: kernel addresses only for openers with CAP_SYSLOG that %%pK does not hide from\n");
 #endif /* CONFIG_KALLSYMS */
+#if !FSM_HAVE_TRACE_ITER_BITS
+	pr_warn("trace output: %s: options/sym-offset and sym-addr are not followed (offsets always shown)\n",
+		FSM_TRACE_FLAGS_ORIGIN);
+#endif /* !FSM_HAVE_TRACE_ITER_BITS */
 	if (fsm_tracefs_create_file)
 		pr_info("nodes in tracefs (top level and every instance)\n");
 	else if (fsm_debugfs_root)
 		pr_warn("%s: nodes under /sys/kernel/debug/ftrace_stackmap/ (same layout as tracefs)\n",
 			fsm_debugfs_why);
+}
+
+unsigned int fsm_compat_sym_flags(int flags)
+{
+#if FSM_HAVE_TRACE_ITER_BITS
+	unsigned int f = 0;
+
+	if (flags & FSM_TRACE_ITER_SYM_OFFSET)
+		f |= FSM_SYM_OFFSET;
+	if (flags & FSM_TRACE_ITER_SYM_ADDR)
+		f |= FSM_SYM_ADDR;
+	return f;
+#else
+	return FSM_SYM_OFFSET;
+#endif /* FSM_HAVE_TRACE_ITER_BITS */
 }
 
 void fsm_compat_exit(void)

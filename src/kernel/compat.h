@@ -246,7 +246,7 @@ unsigned long fsm_compat_symbol_size(unsigned long addr, unsigned long *start);
  * fsm_compat_kfree_task_work - kfree() as a task work function.
  *
  * For a work object whose callback_head is its first member: running it
- * frees the object, with no module code (ustack.c's unload). Calls kfree()
+ * frees the object, with no module code (ustack_work.c's unload). Calls kfree()
  * through a pointer of another prototype (a const void * argument in the
  * same register): fine without kernel control-flow integrity, which would
  * trap on the prototype mismatch; such a kernel fails the build here.
@@ -255,5 +255,23 @@ unsigned long fsm_compat_symbol_size(unsigned long addr, unsigned long *start);
 #error "ftrace_stackmap: kernel CFI: task works cannot be disarmed with kfree()"
 #endif
 task_work_func_t fsm_compat_kfree_task_work(void);
+
+/*
+ * Symbol options of the trace output. print_trace_fmt() hands an event's
+ * output callback tr->trace_flags & TRACE_ITER_SYM_MASK as "flags"; the
+ * TRACE_ITER_* bits are private to kernel/trace/trace.h. Their values are
+ * computed at build time from the target kernel's own trace.h
+ * (scripts/gen-trace-flags, the generated fsm_trace_flags.h); when that was
+ * not possible the build says why, fsm_compat_announce() says it in dmesg,
+ * and symbols are printed with their offsets whatever the options are.
+ */
+#define FSM_SYM_OFFSET	0x1	/* options/sym-offset: func+0x1a/0x40 */
+#define FSM_SYM_ADDR	0x2	/* options/sym-addr: " <address>" after it */
+
+/**
+ * fsm_compat_sym_flags - decode the output callback's @flags.
+ * Context: any. Return: FSM_SYM_* bits.
+ */
+unsigned int fsm_compat_sym_flags(int flags);
 
 #endif /* FSM_COMPAT_H */

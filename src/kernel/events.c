@@ -19,6 +19,8 @@
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
+#include <linux/rcupdate.h>
+#include <linux/ring_buffer.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/trace_events.h>
@@ -26,6 +28,7 @@
 
 #include <ftrace_stackmap/abi.h>
 
+#include "compat.h"
 #include "tracing.h"
 #include "ustack.h"
 
@@ -226,19 +229,24 @@ static bool fsm_emit_fallback(struct trace_event_file *file, u32 flags,
 	return true;
 }
 
-/* A reset: generation @gen starts. Context, return: as fsm_emit_id(). */
-static bool fsm_emit_reset(struct trace_event_file *file, u32 gen)
+/*
+ * A reset: generation @gen starts. Context: preemption disabled.
+ * Return: the time of the buffer's clock right after the commit, or
+ * U64_MAX if the record was not written.
+ */
+static u64 fsm_emit_reset(struct trace_event_file *file, u32 gen)
 {
 	struct trace_event_raw_stack_reset *e;
 	struct trace_event_buffer fbuffer;
 
 	e = fsm_reserve(&fbuffer, file, &event_stack_reset, sizeof(*e));
 	if (!e)
-		return false;
+		return U64_MAX;
 	e->stack_id = FSM_STACK_ID_NONE;
 	e->generation = gen;
 	trace_event_buffer_commit(&fbuffer);
-	return true;
+	/* the instance's buffer, valid while preemption stays off */
+	return ring_buffer_time_stamp(fbuffer.buffer);
 }
 
 /*
@@ -680,17 +688,21 @@ static int fsm_event_reg(struct trace_event_call *call, enum trace_reg type,
  * ids carry their generation). Written only while the instance records.
  * No lock: as in the probe, @file stays valid while preemption is off.
  * Context: task.
+ * Return: a time of the instance's trace clock after the record, earlier
+ * than every record of @gen; U64_MAX if no record was written.
  */
-void fsm_write_reset_record(struct fsm_inst *inst, u32 gen)
+u64 fsm_write_reset_record(struct fsm_inst *inst, u32 gen)
 {
 	struct trace_event_file *file;
+	u64 ts = U64_MAX;
 
 	/* as in a tracepoint: trace_event_buffer_reserve() expects it */
 	preempt_disable_notrace();
 	file = READ_ONCE(inst->file);
 	if (file && !trace_trigger_soft_disabled(file))
-		fsm_emit_reset(file, gen);
+		ts = fsm_emit_reset(file, gen);
 	preempt_enable_notrace();
+	return ts;
 }
 
 /**
@@ -720,6 +732,198 @@ int fsm_inst_set_recording(struct fsm_inst *inst, bool on)
 	return ret;
 }
 
+/*
+ * The trace file: stack lines under each id record
+ * -------------------------------------------------
+ * The stack_id and stack_id_user events get output callbacks of their own
+ * (struct trace_event_functions): the record's line as its print format
+ * says, then one " => " line per frame from the instance's map, as
+ * options/stacktrace prints a kernel_stack record (seq_print_ip_sym():
+ * options/sym-offset adds +off/size, sym-addr adds " <address>"). With
+ * options/raw the .raw callback prints the id and the bare addresses.
+ * stack_fallback records print the stack they carry the same way. The
+ * format files and the binary records do not change.
+ *
+ * The callbacks run when the trace is read (also from ftrace_dump(), with
+ * interrupts off): no sleeping lock. The instance is found under RCU (an
+ * instance is freed after synchronize_rcu(), see fsm_inst_release()), its
+ * map read under map_rwsem taken with down_read_trylock() (a reset in
+ * progress prints a marker instead).
+ *
+ * A stack is printed only when it is certainly the record's: the record's
+ * generation bits equal those of the map's generation, and either fewer
+ * than 2^12 generations exist (no two share their low bits) or the record
+ * is younger than the stack_reset record that opened the map's generation
+ * (inst->gen_ts). Otherwise a marker says that the stack is gone.
+ */
+static struct trace_event_functions fsm_sid_funcs, fsm_sidu_funcs,
+	fsm_fb_funcs;
+
+static void fsm_print_ip(struct trace_seq *s, unsigned long ip,
+			 unsigned int sym)
+{
+	trace_seq_puts(s, " => ");
+	if (!ip)
+		trace_seq_putc(s, '0');
+	else if (sym & FSM_SYM_OFFSET)
+		trace_seq_printf(s, "%pS", (void *)ip);
+	else
+		trace_seq_printf(s, "%ps", (void *)ip);
+	if (ip && (sym & FSM_SYM_ADDR))
+		trace_seq_printf(s, " <%016lx>", ip);
+	trace_seq_putc(s, '\n');
+}
+
+static void fsm_print_raw_ip(struct trace_seq *s, unsigned long ip)
+{
+	trace_seq_printf(s, " => %016lx\n", ip);
+}
+
+/*
+ * fsm_inst_of_tr_rcu - the instance of @tr, for the trace output (also
+ * ustack_deliver.c). Context: rcu_read_lock() held; the instance stays valid
+ * until rcu_read_unlock() (freed after synchronize_rcu()). Return: it, or
+ * NULL.
+ */
+struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr)
+{
+	struct fsm_inst *inst;
+	unsigned long idx;
+
+	xa_for_each(&fsm_insts, idx, inst)
+		if (READ_ONCE(inst->tr) == tr)
+			return inst;
+	return NULL;
+}
+
+/*
+ * fsm_print_map_stack - the " => " lines of @id from @iter's instance map.
+ * @sym: FSM_SYM_* bits, or -1 for raw addresses
+ * Context: any (no sleeping); the reader of the trace.
+ */
+static void fsm_print_map_stack(struct trace_iterator *iter, u32 id, int sym)
+{
+	struct trace_seq *s = &iter->seq;
+	const unsigned long long *ips;
+	struct fsm_inst *inst;
+	struct fsm_map *map;
+	unsigned int nr, i;
+	u32 gen;
+
+	rcu_read_lock();
+	inst = fsm_inst_of_tr_rcu(iter->tr);
+	if (!inst) {
+		trace_seq_puts(s, " => <no stack map in this instance>\n");
+		goto out;
+	}
+	if (!down_read_trylock(&inst->map_rwsem)) {
+		trace_seq_puts(s, " => <stack map being reset: stack not shown>\n");
+		goto out;
+	}
+	/* Pairs with smp_store_release() in fsm_map_alloc_locked(). */
+	map = smp_load_acquire(&inst->map);
+	gen = inst->gen;	/* stable: map_rwsem held */
+	if (!map || FSM_SID_GEN(id) != (gen & FSM_SID_GEN_MASK) ||
+	    (gen > FSM_SID_GEN_MASK && iter->ts < inst->gen_ts)) {
+		trace_seq_printf(s, " => <stack of generation %u not in the map: reset since (now generation %u)>\n",
+				 FSM_SID_GEN(id), gen);
+	} else if (fsm_map_lookup_id(map, FSM_SID_INDEX(id), &ips, &nr, NULL)) {
+		trace_seq_printf(s, " => <index %u not in the map>\n",
+				 FSM_SID_INDEX(id));
+	} else {
+		for (i = 0; i < nr && !trace_seq_has_overflowed(s); i++) {
+			if (sym < 0)
+				fsm_print_raw_ip(s, ips[i]);
+			else
+				fsm_print_ip(s, ips[i], sym);
+		}
+	}
+	up_read(&inst->map_rwsem);
+out:
+	rcu_read_unlock();
+}
+
+/* stack_id and stack_id_user share the offset of stack_id (see above). */
+static u32 fsm_entry_id(const struct trace_iterator *iter)
+{
+	return ((const struct trace_event_raw_stack_id *)iter->ent)->stack_id;
+}
+
+static enum print_line_t fsm_sid_trace(struct trace_iterator *iter, int flags,
+				       struct trace_event *event)
+{
+	enum print_line_t ret;
+
+	if (iter->ent->type == event_stack_id_user.event.type)
+		ret = trace_raw_output_stack_id_user(iter, flags, event);
+	else
+		ret = trace_raw_output_stack_id(iter, flags, event);
+	if (ret != TRACE_TYPE_HANDLED)
+		return ret;
+	fsm_print_map_stack(iter, fsm_entry_id(iter),
+			    fsm_compat_sym_flags(flags));
+	return trace_handle_return(&iter->seq);
+}
+
+static enum print_line_t fsm_sid_raw(struct trace_iterator *iter, int flags,
+				     struct trace_event *event)
+{
+	u32 id = fsm_entry_id(iter);
+
+	trace_seq_printf(&iter->seq, "%u\n", id);
+	fsm_print_map_stack(iter, id, -1);
+	return trace_handle_return(&iter->seq);
+}
+
+static enum print_line_t fsm_fb_trace(struct trace_iterator *iter, int flags,
+				      struct trace_event *event)
+{
+	struct trace_event_raw_stack_fallback *e = (void *)iter->ent;
+	const unsigned long *ips = (void *)e + (e->__data_loc_ips & 0xffff);
+	unsigned int i, nr = (e->__data_loc_ips >> 16) / sizeof(long);
+	unsigned int sym = fsm_compat_sym_flags(flags);
+	enum print_line_t ret;
+
+	ret = trace_raw_output_stack_fallback(iter, flags, event);
+	if (ret != TRACE_TYPE_HANDLED)
+		return ret;
+	for (i = 0; i < nr && !trace_seq_has_overflowed(&iter->seq); i++)
+		fsm_print_ip(&iter->seq, ips[i], sym);
+	return trace_handle_return(&iter->seq);
+}
+
+static enum print_line_t fsm_fb_raw(struct trace_iterator *iter, int flags,
+				    struct trace_event *event)
+{
+	struct trace_event_raw_stack_fallback *e = (void *)iter->ent;
+	const unsigned long *ips = (void *)e + (e->__data_loc_ips & 0xffff);
+	unsigned int i, nr = (e->__data_loc_ips >> 16) / sizeof(long);
+
+	trace_seq_printf(&iter->seq, "%u %u %u\n", e->stack_id, e->flags,
+			 e->reason);
+	for (i = 0; i < nr && !trace_seq_has_overflowed(&iter->seq); i++)
+		fsm_print_raw_ip(&iter->seq, ips[i]);
+	return trace_handle_return(&iter->seq);
+}
+
+/*
+ * fsm_set_output - route @call's output through @funcs: a copy of the
+ * kernel's callbacks (register_trace_event() filled in the defaults) with
+ * ours in place (@raw NULL: the kernel's). The pointer is replaced in one
+ * store; a reader of the trace sees either table. Context: module init,
+ * the events are registered.
+ */
+void fsm_set_output(struct trace_event_call *call,
+		    struct trace_event_functions *funcs,
+		    trace_print_func trace, trace_print_func raw)
+{
+	*funcs = *call->event.funcs;
+	funcs->trace = trace;
+	if (raw)
+		funcs->raw = raw;
+	WRITE_ONCE(call->event.funcs, funcs);
+}
+
 /**
  * fsm_events_init - check that the event class is routed through us and
  * allocate the probes' per-CPU stack buffers.
@@ -736,6 +940,12 @@ int fsm_events_init(void)
 	fsm_kstacks = alloc_percpu(struct fsm_kstacks);
 	if (!fsm_kstacks)
 		return -ENOMEM;
+	fsm_set_output(&event_stack_id, &fsm_sid_funcs, fsm_sid_trace,
+		       fsm_sid_raw);
+	fsm_set_output(&event_stack_id_user, &fsm_sidu_funcs, fsm_sid_trace,
+		       fsm_sid_raw);
+	fsm_set_output(&event_stack_fallback, &fsm_fb_funcs, fsm_fb_trace,
+		       fsm_fb_raw);
 	return 0;
 }
 

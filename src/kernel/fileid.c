@@ -45,6 +45,7 @@
 #include <linux/siphash.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/trace_seq.h>
 #include <linux/vmalloc.h>
 
 #include "fsm_buildid.h"
@@ -428,6 +429,33 @@ void fsm_fileid_show(struct seq_file *m, u64 id, u64 off)
 	else
 		seq_printf(m, "file:%016llx+0x%llx", id, off);
 	spin_unlock(&fsm_fid_lock);
+}
+
+/**
+ * fsm_fileid_trace_seq - "path+0xoffset" of a file id, for the trace output.
+ * @s:   where to print
+ * @id:  file id
+ * @off: file offset
+ *
+ * As fsm_fileid_show(), but never waits for the table's lock (the trace
+ * output also runs from ftrace_dump(), interrupts off): when the lock is
+ * busy, or the id is not in the table any more, prints file:ID+0xoffset.
+ * Context: any.
+ */
+void fsm_fileid_trace_seq(struct trace_seq *s, u64 id, u64 off)
+{
+	struct fsm_fid *f;
+
+	if (spin_trylock(&fsm_fid_lock)) {
+		f = fsm_fid_find(id);
+		if (f) {
+			trace_seq_printf(s, "%s+0x%llx", f->path, off);
+			spin_unlock(&fsm_fid_lock);
+			return;
+		}
+		spin_unlock(&fsm_fid_lock);
+	}
+	trace_seq_printf(s, "file:%016llx+0x%llx", id, off);
 }
 
 /**

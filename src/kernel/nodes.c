@@ -375,7 +375,7 @@ static void fsm_inst_reset(struct fsm_inst *inst)
 		 */
 		u32 next = inst->gen >= 0x7fffffffu ? 1 : inst->gen + 1;
 
-		fsm_write_reset_record(inst, next);
+		inst->gen_ts = fsm_write_reset_record(inst, next);
 		gen = fsm_map_reset(map);
 		WARN_ON_ONCE(gen != next);
 		WRITE_ONCE(inst->gen, gen);

@@ -50,6 +50,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
+#include <linux/trace_events.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
 #include <asm/local64.h>
@@ -82,7 +83,7 @@ enum fsm_node {
 	FSM_NODE_BIN,		/* stack_map_bin */
 	FSM_NODE_EVENTS,	/* stack_map_events */
 	FSM_NODE_OPTION,	/* options/stackmap */
-	FSM_NODE_UOPTION,	/* options/stackmap_user (ustack.c) */
+	FSM_NODE_UOPTION,	/* options/stackmap_user (ustack_deliver.c) */
 	FSM_NR_NODES
 };
 
@@ -142,8 +143,11 @@ struct fsm_src {
  *              with smp_store_release() (readers: smp_load_acquire())
  * @map_rwsem:  reset (write) against readers of the map (read)
  * @gen:        current generation (written under @map_rwsem held for write)
+ * @gen_ts:     trace-clock time after the stack_reset record that opened
+ *              @gen, earlier than every record of @gen; U64_MAX if unknown
+ *              (under @map_rwsem; read by the trace output, events.c)
  * @resets:     resets done (under @map_rwsem)
- * @umap:       the user stack map (ustack.c), NULL until options/
+ * @umap:       the user stack map (ustack_deliver.c), NULL until options/
  *              stackmap_user is first set; published once with
  *              smp_store_release() (readers: smp_load_acquire()), reset
  *              with @map (under @map_rwsem), freed with the struct
@@ -171,6 +175,7 @@ struct fsm_inst {
 	struct fsm_map *map;
 	struct rw_semaphore map_rwsem;
 	u32 gen;
+	u64 gen_ts;
 	u64 resets;
 	struct fsm_map *umap;
 	u32 ugen;
@@ -196,8 +201,12 @@ int fsm_events_init(void);
 void fsm_events_exit(void);
 int fsm_src_attach_locked(struct fsm_src *src);
 void fsm_src_detach_locked(struct fsm_src *src);
-void fsm_write_reset_record(struct fsm_inst *inst, u32 gen);
+u64 fsm_write_reset_record(struct fsm_inst *inst, u32 gen);
 void fsm_record_event(struct fsm_inst *inst, struct fsm_src *src);
+struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr);
+void fsm_set_output(struct trace_event_call *call,
+		    struct trace_event_functions *funcs,
+		    trace_print_func trace, trace_print_func raw);
 void fsm_record_event_to(struct fsm_inst *inst, struct trace_event_file *file,
 			 struct fsm_src *src, bool user);
 int fsm_inst_prepare_map(struct fsm_inst *inst);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ustack.h - deferred user stacks (ustack.c) and file identities (fileid.c).
+ * ustack.h - deferred user stacks (ustack*.c) and file identities (fileid.c).
  *
  * Overview
  * --------
@@ -56,6 +56,8 @@ typedef bool (*fsm_fileid_emit_fn)(void *ctx, u64 id, const char *path,
 void fsm_fileid_emit(u64 id, u32 inst_id, u32 epoch, fsm_fileid_emit_fn fn,
 		     void *ctx);
 void fsm_fileid_show(struct seq_file *m, u64 id, u64 off);
+struct trace_seq;
+void fsm_fileid_trace_seq(struct trace_seq *s, u64 id, u64 off);
 unsigned int fsm_fileid_slots(void);
 void fsm_fileid_stat_show(struct seq_file *m);
 

@@ -3,16 +3,23 @@
 #
 # ringbuf-guest.sh MODULE.ko [EVENT] - ring-buffer cost of kernel stacks:
 # the core's options/stacktrace (a kernel_stack record after every event)
-# against ftrace_stackmap (a stack_id record, frames only on first use),
-# side by side in one boot, same source event, same workload, same buffer.
-# Run as root on the kernel the module was built for. Prints name=value:
-#   ringbuf_bytes_ratio     ring-buffer bytes per source event (source event
-#                           included), stacktrace / stack ids (large
-#                           buffer, no overrun)
-#   stack_bytes_ratio       the same for the stack records alone (a third
-#                           run without stacks gives the source event's bytes)
-#   events_retained_ratio   source events still in a small overwriting buffer
-#                           after a long workload, stack ids / stacktrace
+# against ftrace_stackmap (a 16-byte stack_id record, the stack once per id
+# in a stack_def record), side by side in one boot, same source event, same
+# workload. Bytes are those the ring buffer holds, parsed from the
+# per_cpu/cpu*/trace_pipe_raw pages (selftests/guest/rbraw.py): event
+# headers included, time extends and page padding left out. Run as root on
+# the kernel the module was built for. Prints name=value:
+#   source_bytes_per_event  E: ring-buffer bytes of one source record
+#   kernel_stack_bytes      K: mean bytes of a kernel_stack record
+#   stackid_record_bytes    bytes of one stack_id record (record format 2)
+#   stackmap_bytes_per_event  our bytes per source event: id records plus
+#                           stack_def records, over source events
+#   ringbuf_bytes_ratio     (E + K) / (E + stackmap_bytes_per_event), large
+#                           buffer, no overrun
+#   events_retained_limit   (E + K) / (E + 16): what a 16-byte record allows
+#   events_retained_ratio   source events still in a small overwriting
+#                           buffer after a long workload, stack ids /
+#                           stacktrace (measured; compare with the limit)
 #   mean_depth              mean kernel stack depth (weighted by hits)
 set -euo pipefail
 
@@ -21,17 +28,14 @@ event=${2:-sched:sched_switch}
 T=/sys/kernel/tracing
 [ -d $T/instances ] || mount -t tracefs nodev $T
 sys=${event%%:*} ev=${event#*:}
+rbraw=$(cd "$(dirname "$0")/../../selftests/guest" && pwd)/rbraw.py
+tmp=$(mktemp -d)
 
 workload() { # $1 = rounds: pipe ping-pong (context switches, syscalls)
 	local i
 	for ((i = 0; i < $1; i++)); do
 		head -c 65536 /dev/zero | cat > /dev/null
 	done
-}
-
-# stat_sum FIELD: sum of FIELD over per_cpu/cpu*/stats
-stat_sum() {
-	cat $T/per_cpu/cpu*/stats | awk -v f="$1:" '$1 == f {s += $2} END {print s + 0}'
 }
 
 reset_trace() {
@@ -42,42 +46,56 @@ reset_trace() {
 	echo > $T/trace
 }
 
-# run MODE KB ROUNDS OVERWRITE -> "bytes entries overrun"
+# run MODE KB ROUNDS: the rbraw.py lines of one recording in $tmp/MODE.KB
 run() {
 	local mode=$1 kb=$2 rounds=$3
 	reset_trace
 	echo "$kb" > $T/buffer_size_kb
-	echo "$4" > $T/options/overwrite
-	echo 1 > "$T/events/$sys/$ev/enable"
+	echo 1 > $T/options/overwrite
 	case $mode in
 	stacktrace) echo 1 > $T/options/stacktrace ;;
 	stackmap) echo 1 > $T/options/stackmap ;;
 	esac
+	echo 1 > "$T/events/$sys/$ev/enable"
 	echo 1 > $T/tracing_on
 	workload "$rounds"
 	echo 0 > $T/tracing_on
-	echo "$(stat_sum bytes) $(stat_sum entries) $(stat_sum overrun)"
+	/usr/bin/python3 "$rbraw" $T > "$tmp/$mode.$kb"
 	reset_trace
+}
+
+# bytes/count of type ids (comma separated) in an rbraw.py output
+tsum() { # FILE IDS FIELD
+	awk -v ids="$2" -v f="$3" 'BEGIN { n = split(ids, a, ","); for (i = 1; i <= n; i++) want["type=" a[i]] = 1 }
+		want[$1] { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == f) s += kv[2] } }
+		END { print s + 0 }' "$1"
 }
 
 grep -q '^ftrace_stackmap ' /proc/modules || insmod "$ko" bits=14
 echo "$event" > $T/stack_map_events
+src=$(<"$T/events/$sys/$ev/id")
+ks=$(sed -n 's/^ID: //p' $T/events/ftrace/kernel_stack/format)
+sid=$(<$T/events/stackmap/stack_id/id)
+ours=$sid
+for e in stack_id_user stack_def stack_fallback stack_reset; do
+	ours=$ours,$(<"$T/events/stackmap/$e/id")
+done
 
-# 1. bytes per source event, large buffer, no overwrite (every record kept)
+# 1. bytes per source event, large buffer (every record kept)
 rounds=${FSM_BENCH_ROUNDS:-20}
-read -r p_bytes p_entries p_over < <(run plain 16384 "$rounds" 1)
-read -r a_bytes a_entries a_over < <(run stacktrace 16384 "$rounds" 1)
-read -r b_bytes b_entries b_over < <(run stackmap 16384 "$rounds" 1)
-# each source event is followed by exactly one stack record in both modes
-awk -v pb="$p_bytes" -v pe="$p_entries" -v ab="$a_bytes" -v ae="$a_entries" \
-	-v bb="$b_bytes" -v be="$b_entries" -v o="$((p_over + a_over + b_over))" 'BEGIN {
-	p = pb / pe; a = ab / (ae / 2); b = bb / (be / 2)
-	printf "source_bytes_per_event=%.1f\n", p
-	printf "stacktrace_bytes_per_event=%.1f\n", a
-	printf "stackmap_bytes_per_event=%.1f\n", b
-	printf "ringbuf_bytes_ratio=%.2f\n", a / b
-	printf "stack_bytes_ratio=%.2f\n", (a - p) / (b - p)
-	if (o > 0) printf "warning=overrun during the bytes run (%d)\n", o
+run stacktrace 16384 "$rounds"
+run stackmap 16384 "$rounds"
+awk -v eb="$(tsum $tmp/stackmap.16384 "$src" bytes)" -v en="$(tsum $tmp/stackmap.16384 "$src" count)" \
+	-v kb="$(tsum $tmp/stacktrace.16384 "$ks" bytes)" -v kn="$(tsum $tmp/stacktrace.16384 "$ks" count)" \
+	-v ib="$(tsum $tmp/stackmap.16384 "$sid" bytes)" -v icount="$(tsum $tmp/stackmap.16384 "$sid" count)" \
+	-v ob="$(tsum $tmp/stackmap.16384 "$ours" bytes)" 'BEGIN {
+	e = eb / en; k = kb / kn; s = ob / en
+	printf "source_bytes_per_event=%.1f\n", e
+	printf "kernel_stack_bytes=%.1f\n", k
+	printf "stackid_record_bytes=%.1f\n", ib / icount
+	printf "stackmap_bytes_per_event=%.1f\n", s
+	printf "ringbuf_bytes_ratio=%.2f\n", (e + k) / (e + s)
+	printf "events_retained_limit=%.2f\n", (e + k) / (e + 16)
 }'
 
 depth=$(awk '/^stack_id/ { gsub(/[\[\],]/, ""); h = $4; d = $6; s += h * d; n += h }
@@ -86,13 +104,13 @@ echo "event=$event"
 echo "mean_depth=$depth"
 
 # 2. events retained in a small overwriting buffer after a long workload
-read -r a_bytes a_entries a_over < <(run stacktrace 256 $((rounds * 4)) 1)
-read -r b_bytes b_entries b_over < <(run stackmap 256 $((rounds * 4)) 1)
-awk -v ae="$a_entries" -v be="$b_entries" -v ao="$a_over" -v bo="$b_over" 'BEGIN {
-	printf "stacktrace_events_retained=%d\n", ae / 2
-	printf "stackmap_events_retained=%d\n", be / 2
-	printf "events_retained_ratio=%.2f\n", (be / 2) / (ae / 2)
-	if (ao == 0 || bo == 0) printf "warning=small buffer did not overflow (%d, %d): run longer\n", ao, bo
+run stacktrace 256 $((rounds * 4))
+run stackmap 256 $((rounds * 4))
+awk -v a="$(tsum $tmp/stacktrace.256 "$src" count)" -v b="$(tsum $tmp/stackmap.256 "$src" count)" 'BEGIN {
+	printf "stacktrace_events_retained=%d\n", a
+	printf "stackmap_events_retained=%d\n", b
+	printf "events_retained_ratio=%.2f\n", b / a
 }'
+rm -rf "$tmp"
 echo 1408 > $T/buffer_size_kb
 rmmod ftrace_stackmap

@@ -3,7 +3,7 @@
 #
 # ustack-guest.sh MODULE.ko - user stacks: the core's options/userstacktrace
 # (a user stack record after every event, walked in the probe) against
-# ftrace_stackmap's deferred user stacks (a cookie in the stack_id record,
+# ftrace_stackmap's deferred user stacks (a cookie in the stack_id_user record,
 # one stackmap:user_stack per kernel entry, file_map records), same source
 # events, same workload (selftests/guest/ustack/stress.c burst: raw
 # openat/read/close from a known call chain, many events per syscall),
@@ -96,7 +96,7 @@ x1=$(aborted)
 w1=$(mstat user_walks_all_instances)
 r1=$(mstat user_requests)
 q1=$(mstat user_walks_queued)
-cookies=$(grep -o -E ' stack_id: .* cookie=\{?0x[0-9a-f]+' $T/trace |
+cookies=$(grep -o -E ' (stack_id_user|stack_fallback): .* cookie=\{?0x[0-9a-f]+' $T/trace |
 	grep -o -E '0x[0-9a-f]+$' | grep -v -x 0x0 | sort -u | wc -l)
 nus=$(grep -c ' user_stack: ' $T/trace || true)
 nfm=$(grep -c ' file_map: ' $T/trace || true)

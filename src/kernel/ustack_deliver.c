@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ustack_deliver.c - deferred user stacks: the records and what controls
+ * them (overview in ustack.c).
+ *
+ * Delivery (task work of the slot's task, ustack_work.c): every instance
+ * of the delivery mask gets the file_map records its stack needs and one
+ * user_stack record.
+ *
+ * Deduplication: each instance that asked inserts the stack, keyed by the
+ * address space (fsm_ust_mm_key()) and the frames, into its user stack map
+ * (inst->umap, the core map of src/core, allocated when options/
+ * stackmap_user is turned on). The user_stack record carries the id, and
+ * the frames only the first time the id appears in the instance's current
+ * recording (FSM_INSERT_FIRST_EMIT with the instance's user epoch), or
+ * with FSM_USF_FALLBACK when no id can be had.
+ *
+ * Also here: the events' .reg (the tracepoints never fire: records are
+ * written by the task works), options/stackmap_user, and the user-stack
+ * lines of stack_map_stat.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/seq_file.h>
+#include <linux/string.h>
+#include <linux/trace_events.h>
+#include <linux/tracepoint.h>
+#include <linux/uaccess.h>
+
+#include "tracing.h"
+#include "ustack_internal.h"
+
+static int fsm_ust_reg(struct trace_event_call *call, enum trace_reg type,
+		       void *data);
+#define trace_event_reg fsm_ust_reg
+#define CREATE_TRACE_POINTS
+#include <ftrace_stackmap/ustack_events.h>
+#undef trace_event_reg
+
+struct fsm_ust_inst fsm_ust_insts[FSM_UST_MAX_INST];
+/* options/stackmap_user bits; plain flags read by the probe */
+u64 fsm_ust_on;
+
+
+static const char * const fsm_ust_stat_names[] = {
+	[FSM_UST_REQUESTS] = "user_requests",
+	[FSM_UST_QUEUED] = "user_walks_queued",
+	[FSM_UST_REUSES] = "user_cache_reuses",
+	[FSM_UST_LATE] = "user_late_emits",
+	[FSM_UST_REFUSED] = "user_refused",
+	[FSM_UST_NO_SLOT] = "user_no_slot",
+	[FSM_UST_BUSY] = "user_busy_drops",
+	[FSM_UST_DELIVERED] = "user_stacks",
+	[FSM_UST_LOST] = "user_stacks_lost",
+	[FSM_UST_EMPTY] = "user_stacks_empty",
+	[FSM_UST_INLINE] = "user_inline_emits",
+	[FSM_UST_FALLBACK] = "user_fallbacks",
+	[FSM_UST_INLINE_LOST] = "user_inline_lost",
+	[FSM_UST_QUEUE_FAILED] = "user_queue_failed",
+	[FSM_UST_SAME_REGS] = "user_same_regs_refused",
+};
+static_assert(ARRAY_SIZE(fsm_ust_stat_names) == FSM_UST_NR_STATS);
+
+static const char * const fsm_urs_names[] = {
+	[FSM_URS_WALKED] = "walked",
+	[FSM_URS_EXITING] = "exiting",
+	[FSM_URS_EXEC] = "exec",
+	[FSM_URS_NO_MM] = "no_mm",
+	[FSM_URS_FIRST_FAULT] = "first_fault",
+	[FSM_URS_NOMEM] = "nomem",
+	[FSM_URS_SEGMENTS] = "segments",
+};
+static_assert(ARRAY_SIZE(fsm_urs_names) == FSM_URS_NR);
+
+/* ---- writing records ---- */
+
+static bool fsm_ust_write_file_map(void *ctx, u64 id, const char *path,
+				   const u8 *bid, u32 bid_len)
+{
+	u32 inst = (u32)(unsigned long)ctx;
+	struct trace_event_raw_file_map *entry;
+	struct trace_event_buffer fbuffer;
+	struct trace_event_file *file;
+	u32 plen = strlen(path) + 1;
+	u32 off = sizeof(*entry);
+	bool ok = false;
+
+	preempt_disable_notrace();
+	file = READ_ONCE(fsm_ust_insts[inst].fm_file);
+	if (!file || trace_trigger_soft_disabled(file))
+		goto out;
+	entry = trace_event_buffer_reserve(&fbuffer, file,
+					   sizeof(*entry) + plen + bid_len);
+	if (!entry)
+		goto out;
+	entry->file_id = id;
+	entry->inst = inst;
+	/* __data_loc: length in the high 16 bits, offset from the entry start */
+	entry->__data_loc_path = (plen << 16) | off;
+	memcpy((char *)entry + off, path, plen);
+	entry->__data_loc_build_id = (bid_len << 16) | (off + plen);
+	memcpy((char *)entry + off + plen, bid, bid_len);
+	trace_event_buffer_commit(&fbuffer);
+	ok = true;
+out:
+	preempt_enable_notrace();
+	return ok;
+}
+
+/* What one user_stack record says (ustack_abi.h). */
+struct fsm_ust_rec {
+	u64 cookie;
+	u32 id;
+	u32 gen;
+	u16 flags;
+	u8 reason;
+	u8 stop;
+	u8 id_reason;
+	u32 nr;			/* frame pairs in @frames */
+	const u64 *frames;
+};
+
+/*
+ * Write one user_stack record into an instance. Context: task.
+ * Return: true if committed; false if the event is off there or the ring
+ * buffer refused it (counted as lost).
+ */
+static bool fsm_ust_write_user_stack(u32 inst, const struct fsm_ust_rec *r)
+{
+	struct trace_event_raw_user_stack *entry;
+	struct trace_event_buffer fbuffer;
+	struct trace_event_file *file;
+	u32 len = 2 * r->nr * sizeof(u64);
+	bool ok = false;
+
+	preempt_disable_notrace();
+	file = READ_ONCE(fsm_ust_insts[inst].us_file);
+	if (!file || trace_trigger_soft_disabled(file))
+		goto out;
+	entry = trace_event_buffer_reserve(&fbuffer, file, sizeof(*entry) + len);
+	if (!entry) {
+		fsm_ust_count(inst, FSM_UST_LOST);
+		goto out;
+	}
+	entry->cookie = r->cookie;
+	entry->ustack_id = r->id;
+	entry->gen = r->gen;
+	entry->inst = inst;
+	entry->nr = r->nr;
+	entry->flags = r->flags;
+	entry->reason = r->reason;
+	entry->stop = r->stop;
+	entry->id_reason = r->id_reason;
+	entry->__data_loc_frames = (len << 16) |
+				   offsetof(struct trace_event_raw_user_stack, __data);
+	memcpy(entry->__data, r->frames, len);
+	trace_event_buffer_commit(&fbuffer);
+	ok = true;
+out:
+	preempt_enable_notrace();
+	return ok;
+}
+
+/*
+ * The id of the slot's stack (@nr frames of it) in an instance's user map.
+ * Fills @r's id, gen, flags (NEW, INLINE, FALLBACK) and id_reason.
+ * Context: task work of the slot's task (may sleep: instance reference).
+ */
+static void fsm_ust_get_id(struct fsm_ust_slot *slot, u32 inst_id, u32 nr,
+			   u32 epoch, struct fsm_ust_rec *r)
+{
+	struct fsm_insert_result res;
+	struct fsm_inst *inst;
+	struct fsm_map *umap;
+	int ret;
+
+	inst = fsm_inst_get_by_id(inst_id);
+	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
+	umap = inst ? smp_load_acquire(&inst->umap) : NULL;
+	if (!umap) {
+		r->flags |= FSM_USF_FALLBACK;
+		r->id_reason = FSM_UIR_NO_MAP;
+		goto out;
+	}
+	slot->words[FSM_UKEY_META] = (r->flags & (FSM_USF_IA32 | FSM_USF_TRUNCATED)) |
+				     (u64)slot->stop << 16;
+	/* a reset waits for inserters: keep this short and unpreempted */
+	preempt_disable();
+	ret = fsm_map_insert(umap, slot->words, FSM_UKEY_HDR + 2 * nr, epoch,
+			     &res);
+	preempt_enable();
+	if (!ret) {
+		r->id = res.id;
+		r->gen = res.generation;
+		if (res.flags & FSM_INSERT_NEW)
+			r->flags |= FSM_USF_NEW;
+		if (res.flags & FSM_INSERT_FIRST_EMIT)
+			r->flags |= FSM_USF_INLINE;
+	} else {
+		/* no id: the record carries the frames, never lost silently */
+		r->gen = READ_ONCE(inst->ugen);
+		r->flags |= FSM_USF_FALLBACK;
+		r->id_reason = -ret;
+	}
+out:
+	if (inst)
+		fsm_inst_put(inst);
+}
+
+/* Serve one instance. Context: task work of the slot's task. */
+static void fsm_ust_deliver_one(struct fsm_ust_slot *slot, u32 inst, u64 cookie,
+				u16 flags)
+{
+	struct fsm_ust_inst *ui = &fsm_ust_insts[inst];
+	u32 epoch = atomic_read(&ui->epoch);
+	u32 nr = min_t(u32, slot->nr, FSM_USTACK_MAX_RECORD_FRAMES);
+	const u64 *fr = fsm_ust_frames(slot);
+	struct fsm_ust_rec r = {
+		.cookie = cookie,
+		.id = FSM_USTACK_ID_NONE,
+		.flags = slot->flags | flags,
+		.reason = slot->reason,
+		.stop = slot->stop,
+		.frames = fr,
+	};
+	unsigned int i;
+
+	if (!READ_ONCE(ui->us_file))
+		return;		/* user_stack is off here: nothing to write */
+	if (nr < slot->nr)
+		r.flags |= FSM_USF_TRUNCATED;
+	for (i = 0; i < nr; i++) {
+		u64 id = fr[2 * i];
+
+		if (!id || (i && fr[2 * i - 2] == id))
+			continue;
+		fsm_fileid_emit(id, inst, epoch, fsm_ust_write_file_map,
+				(void *)(unsigned long)inst);
+	}
+	/* an empty stack has no id: nothing to deduplicate */
+	if (nr)
+		fsm_ust_get_id(slot, inst, nr, epoch, &r);
+	if (r.flags & (FSM_USF_INLINE | FSM_USF_FALLBACK))
+		r.nr = nr;
+	if (!fsm_ust_write_user_stack(inst, &r)) {
+		if (r.flags & FSM_USF_INLINE) {
+			fsm_ust_count(inst, FSM_UST_INLINE_LOST);
+			/*
+			 * The id's first appearance did not reach the trace:
+			 * a new epoch, so that ids (and file_map records) go
+			 * out inline once more. One winner per epoch; a plain
+			 * value compared by the map, no ordering needed.
+			 */
+			atomic_cmpxchg(&ui->epoch, epoch, epoch + 1 ? epoch + 1 : 1);
+		}
+		return;
+	}
+	fsm_ust_count(inst, FSM_UST_DELIVERED);
+	if (!slot->nr)
+		fsm_ust_count(inst, FSM_UST_EMPTY);
+	if (r.flags & FSM_USF_INLINE)
+		fsm_ust_count(inst, FSM_UST_INLINE);
+	if (r.flags & FSM_USF_FALLBACK)
+		fsm_ust_count(inst, FSM_UST_FALLBACK);
+	atomic64_inc(&ui->empty[slot->reason < FSM_URS_NR ? slot->reason : 0]);
+}
+
+/* Serve every instance of @mask. Context: task work of the slot's task. */
+void fsm_ust_deliver(struct fsm_ust_slot *slot, u64 cookie, u64 mask,
+			    u16 flags)
+{
+	unsigned int inst;
+
+	for_each_set_bit(inst, (unsigned long *)&mask, FSM_UST_MAX_INST)
+		fsm_ust_deliver_one(slot, inst, cookie, flags);
+}
+
+/**
+ * fsm_ustack_write_reset - mark a new user map generation in the trace.
+ * @inst: instance whose user map was reset
+ * @gen:  the generation that starts
+ *
+ * A user_stack record with FSM_USF_RESET, no cookie, no stack. Written only
+ * while user_stack is enabled in the instance. Context: task.
+ */
+void fsm_ustack_write_reset(struct fsm_inst *inst, u32 gen)
+{
+	struct fsm_ust_rec r = {
+		.id = FSM_USTACK_ID_NONE,
+		.gen = gen,
+		.flags = FSM_USF_RESET,
+	};
+
+	if (inst->id < FSM_UST_MAX_INST)
+		fsm_ust_write_user_stack(inst->id, &r);
+}
+
+/* ---- the trace file: user frames under each user_stack record ---- */
+
+/*
+ * As options/userstacktrace with sym-userobj shows a user stack: one
+ * " => " line per frame, innermost first, here as stack_map prints user
+ * frames (path+0xoffset, [vdso]+0xoffset, [anon] 0xaddress...). The frames
+ * come from the record, or, for a record that carries only its ustack_id,
+ * from the instance's user map when the map is still at the record's
+ * generation (gen is the full generation: the check is exact); otherwise a
+ * marker. Context: any, as the kernel-stack output (events.c): no sleeping
+ * lock, map_rwsem only tried.
+ */
+static struct trace_event_functions fsm_us_funcs;
+
+static void fsm_us_print_frame(struct trace_seq *s, u64 file_id, u64 w)
+{
+	u64 off = w & FSM_UFR_OFFSET_MASK;
+
+	trace_seq_puts(s, " => ");
+	if (w & FSM_UFR_NOVMA)
+		trace_seq_printf(s, "[novma] 0x%llx", off);
+	else if (w & FSM_UFR_ANON)
+		trace_seq_printf(s, "[anon] 0x%llx", off);
+	else if (w & FSM_UFR_VDSO)
+		trace_seq_printf(s, "[vdso]+0x%llx", off);
+	else if (w & FSM_UFR_SPECIAL)
+		trace_seq_printf(s, "[special] 0x%llx", off);
+	else
+		fsm_fileid_trace_seq(s, file_id, off);
+	trace_seq_putc(s, '\n');
+}
+
+static void fsm_us_print_map(struct trace_iterator *iter, u32 id, u32 gen)
+{
+	struct trace_seq *s = &iter->seq;
+	const unsigned long long *w;
+	struct fsm_inst *inst;
+	struct fsm_map *umap;
+	unsigned int nw, i;
+
+	rcu_read_lock();
+	inst = fsm_inst_of_tr_rcu(iter->tr);
+	if (!inst || !down_read_trylock(&inst->map_rwsem)) {
+		trace_seq_puts(s, " => <user stack map busy or gone: stack not shown>\n");
+		goto out;
+	}
+	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
+	umap = smp_load_acquire(&inst->umap);
+	if (!umap || inst->ugen != gen)
+		trace_seq_printf(s, " => <user stack of generation %u not in the map: reset since>\n",
+				 gen);
+	else if (fsm_map_lookup_id(umap, id, &w, &nw, NULL) || nw < FSM_UKEY_HDR)
+		trace_seq_printf(s, " => <ustack_id %u not in the map>\n", id);
+	else
+		for (i = FSM_UKEY_HDR; i + 1 < nw && !trace_seq_has_overflowed(s);
+		     i += 2)
+			fsm_us_print_frame(s, w[i], w[i + 1]);
+	up_read(&inst->map_rwsem);
+out:
+	rcu_read_unlock();
+}
+
+static enum print_line_t fsm_us_trace(struct trace_iterator *iter, int flags,
+				      struct trace_event *event)
+{
+	struct trace_event_raw_user_stack *e = (void *)iter->ent;
+	const u64 *fr = (void *)e + (e->__data_loc_frames & 0xffff);
+	unsigned int i, n = (e->__data_loc_frames >> 16) / (2 * sizeof(u64));
+	enum print_line_t ret;
+
+	ret = trace_raw_output_user_stack(iter, flags, event);
+	if (ret != TRACE_TYPE_HANDLED)
+		return ret;
+	if (n) {
+		for (i = 0; i < n && !trace_seq_has_overflowed(&iter->seq); i++)
+			fsm_us_print_frame(&iter->seq, fr[2 * i], fr[2 * i + 1]);
+	} else if (e->ustack_id != FSM_USTACK_ID_NONE) {
+		fsm_us_print_map(iter, e->ustack_id, e->gen);
+	}
+	return trace_handle_return(&iter->seq);
+}
+
+/* ---- events, option, statistics ---- */
+
+/*
+ * Init: the user-stack events must reach fsm_ust_reg() (the trace_event_reg
+ * override above). Return: 0 or -EINVAL (with one dmesg line).
+ */
+int fsm_ust_events_check(void)
+{
+	if (event_class_user_stack.reg != fsm_ust_reg ||
+	    event_class_file_map.reg != fsm_ust_reg) {
+		pr_err("user-stack events are not routed through the module's .reg\n");
+		return -EINVAL;
+	}
+	fsm_set_output(&event_user_stack, &fsm_us_funcs, fsm_us_trace, NULL);
+	return 0;
+}
+
+static struct fsm_ust_inst *fsm_ust_inst_of_file(struct trace_event_file *file,
+						  u32 *id)
+{
+	struct fsm_inst *inst;
+
+	lockdep_assert_held(&fsm_mutex);
+	if (!fsm_ready)
+		return ERR_PTR(fsm_shutting_down ? -ENODEV : -EBUSY);
+	inst = fsm_inst_find_or_create_locked(file);
+	if (IS_ERR(inst))
+		return ERR_CAST(inst);
+	if (inst->id >= FSM_UST_MAX_INST) {
+		pr_warn_ratelimited("%s: user stacks need an instance id below %u\n",
+				    fsm_inst_label(inst), FSM_UST_MAX_INST);
+		return ERR_PTR(-ENOSPC);
+	}
+	*id = inst->id;
+	return &fsm_ust_insts[inst->id];
+}
+
+/*
+ * .reg of user_stack and file_map: remember the instance's event file
+ * (records are written by the task work, the tracepoints never fire).
+ * Context: task, event_mutex held.
+ */
+static int fsm_ust_reg(struct trace_event_call *call, enum trace_reg type,
+		       void *data)
+{
+	struct trace_event_file *file = data;
+	bool us = call == &event_user_stack;
+	struct fsm_ust_inst *ui;
+	unsigned int i;
+	u32 id;
+
+	switch (type) {
+	case TRACE_REG_REGISTER:
+		mutex_lock(&fsm_mutex);
+		ui = fsm_ust_inst_of_file(file, &id);
+		if (!IS_ERR(ui)) {
+			if (us) {
+				/* 0 means "never inline": skip it */
+				if (!atomic_inc_return(&ui->epoch))
+					atomic_inc(&ui->epoch);
+				WRITE_ONCE(ui->us_file, file);
+			} else {
+				WRITE_ONCE(ui->fm_file, file);
+			}
+		}
+		mutex_unlock(&fsm_mutex);
+		return PTR_ERR_OR_ZERO(ui);
+	case TRACE_REG_UNREGISTER:
+		for (i = 0; i < FSM_UST_MAX_INST; i++) {
+			if (us && fsm_ust_insts[i].us_file == file)
+				WRITE_ONCE(fsm_ust_insts[i].us_file, NULL);
+			if (!us && fsm_ust_insts[i].fm_file == file)
+				WRITE_ONCE(fsm_ust_insts[i].fm_file, NULL);
+		}
+		return 0;
+	default:
+		return 0;	/* perf and the rest: nothing to do, never fires */
+	}
+}
+
+static int fsm_ust_set_event(struct fsm_inst *inst, const char *event, bool on)
+{
+	struct trace_event_file *file;
+	int ret;
+
+	file = trace_get_event_file(inst->name, "stackmap", event);
+	if (IS_ERR(file))
+		return PTR_ERR(file) == -ENOENT ? -ENODEV : PTR_ERR(file);
+	if (file->tr != READ_ONCE(inst->tr))
+		ret = -ENODEV;
+	else
+		ret = trace_array_set_clr_event(file->tr, "stackmap", event, on);
+	trace_put_event_file(file);
+	return ret;
+}
+
+static int fsm_ust_opt_open(struct inode *inode, struct file *file)
+{
+	u32 id = (u32)(unsigned long)inode->i_private;
+
+	if (id >= FSM_UST_MAX_INST)
+		return -ENOSPC;
+	file->private_data = inode->i_private;
+	return nonseekable_open(inode, file);
+}
+
+static ssize_t fsm_ust_opt_read(struct file *file, char __user *ubuf,
+				size_t cnt, loff_t *ppos)
+{
+	u32 id = (u32)(unsigned long)file->private_data;
+	char buf[2] = { READ_ONCE(fsm_ust_on) & BIT_ULL(id) ? '1' : '0', '\n' };
+
+	return simple_read_from_buffer(ubuf, cnt, ppos, buf, sizeof(buf));
+}
+
+static DEFINE_MUTEX(fsm_ust_opt_mutex);
+
+/*
+ * Allocate the instance's user stack map (once; it lives as long as the
+ * instance). Context: task, fsm_ust_opt_mutex held.
+ * Return: 0 or -errno (with one dmesg line).
+ */
+static int fsm_ust_umap_alloc(struct fsm_inst *inst)
+{
+	struct fsm_map_params p = {
+		.bits = fsm_bits,
+		.max_depth = FSM_UST_MAP_DEPTH,
+		.arena_bytes = (8ULL * FSM_UST_MEAN_WORDS + 16) << fsm_bits,
+	};
+	struct fsm_map *map;
+
+	lockdep_assert_held(&fsm_ust_opt_mutex);
+	if (inst->umap)
+		return 0;
+	map = fsm_map_new(&p, fsm_inst_label(inst), "user stack map",
+			  &inst->ugen);
+	if (IS_ERR(map))
+		return PTR_ERR(map);
+	/* Pairs with smp_load_acquire() in fsm_ust_get_id() and nodes.c. */
+	smp_store_release(&inst->umap, map);
+	return 0;
+}
+
+/*
+ * 1: stack_id records of this instance carry cookies, and user_stack and
+ * file_map are enabled in it. 0: the reverse.
+ */
+static ssize_t fsm_ust_opt_write(struct file *file, const char __user *ubuf,
+				 size_t cnt, loff_t *ppos)
+{
+	u32 id = (u32)(unsigned long)file->private_data;
+	struct fsm_inst *inst;
+	bool on;
+	int ret;
+
+	if (!cnt || cnt > 8 || kstrtobool_from_user(ubuf, cnt, &on)) {
+		pr_warn_ratelimited("options/stackmap_user: write 1 or 0\n");
+		return -EINVAL;
+	}
+	inst = fsm_inst_get_by_id(id);
+	if (!inst)
+		return -ENODEV;
+	if (on) {
+		mutex_lock(&fsm_ust_opt_mutex);
+		ret = fsm_ust_umap_alloc(inst);
+		mutex_unlock(&fsm_ust_opt_mutex);
+		if (ret) {
+			fsm_inst_put(inst);
+			return ret;
+		}
+	}
+	ret = fsm_ust_set_event(inst, "file_map", on);
+	if (!ret)
+		ret = fsm_ust_set_event(inst, "user_stack", on);
+	mutex_lock(&fsm_ust_opt_mutex);
+	if (!ret && on)
+		WRITE_ONCE(fsm_ust_on, fsm_ust_on | BIT_ULL(id));
+	else if (!on)
+		WRITE_ONCE(fsm_ust_on, fsm_ust_on & ~BIT_ULL(id));
+	mutex_unlock(&fsm_ust_opt_mutex);
+	fsm_inst_put(inst);
+	return ret ? ret : cnt;
+}
+
+const struct file_operations fsm_ustack_opt_fops = {
+	.owner = THIS_MODULE,
+	.open = fsm_ust_opt_open,
+	.read = fsm_ust_opt_read,
+	.write = fsm_ust_opt_write,
+	.llseek = no_llseek,
+};
+
+/**
+ * fsm_ustack_stat_show - user-stack lines of stack_map_stat.
+ * @m:    the seq_file
+ * @inst: instance (reference held by the reader)
+ * Context: task.
+ */
+void fsm_ustack_stat_show(struct seq_file *m, struct fsm_inst *inst)
+{
+	unsigned long long drops = 0;
+	struct fsm_map_stats st = {};
+	struct fsm_ust_inst *ui;
+	struct fsm_map *umap;
+	unsigned int i;
+
+	if (inst->id >= FSM_UST_MAX_INST)
+		return;
+	ui = &fsm_ust_insts[inst->id];
+	seq_printf(m, "user_option: %u\n", !!(READ_ONCE(fsm_ust_on) & BIT_ULL(inst->id)));
+	seq_printf(m, "user_walks_all_instances: %lld\n", atomic64_read(&fsm_ust_walks));
+	for (i = 0; i < FSM_UST_NR_STATS; i++)
+		seq_printf(m, "%s: %lld\n", fsm_ust_stat_names[i],
+			   atomic64_read(&ui->stat[i]));
+	for (i = 0; i < FSM_URS_NR; i++)
+		seq_printf(m, "user_stacks_reason_%s: %lld\n", fsm_urs_names[i],
+			   atomic64_read(&ui->empty[i]));
+	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
+	umap = smp_load_acquire(&inst->umap);
+	if (umap)
+		fsm_map_stats(umap, &st);
+	for (i = 1; i < FSM_DROP_NR_REASONS; i++)
+		drops += st.drops[i];
+	seq_printf(m, "user_map_allocated: %d\n", umap != NULL);
+	seq_printf(m, "user_entries: %u\n", st.entries);
+	seq_printf(m, "user_capacity: %u\n", st.capacity);
+	seq_printf(m, "user_max_words: %u\n", st.max_depth);
+	seq_printf(m, "user_arena_used: %llu\n", st.arena_used);
+	seq_printf(m, "user_arena_size: %llu\n", st.arena_size);
+	seq_printf(m, "user_memory_bytes: %llu\n", st.memory_bytes);
+	seq_printf(m, "user_generation: %u\n", st.generation);
+	seq_printf(m, "user_hits: %llu\n", st.hits);
+	seq_printf(m, "user_inserts: %llu\n", st.inserts);
+	seq_printf(m, "user_drops: %llu\n", drops);
+	for (i = 1; i < FSM_DROP_NR_REASONS; i++)
+		seq_printf(m, "user_drops_%s: %llu\n", fsm_drop_reason_name(i),
+			   st.drops[i]);
+	seq_printf(m, "user_lost_races: %llu\n", st.lost_races);
+}
+

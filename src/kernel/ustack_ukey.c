@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ustack_ukey.c - deferred user stacks: the walk and the user map key
+ * (overview in ustack.c).
+ *
+ * fsm_ust_walk() runs once per kernel entry, in the walk task work
+ * (ustack_work.c), through fsm_uwc_complete(): frame pointers with
+ * copy_from_user_nofault() reads (no lock held), then mmap_read_lock() to
+ * turn each address into (file, offset, flags), then, with the lock
+ * dropped, file ids (fileid.c). The result is the slot's user map key
+ * (ustack.h, FSM_UKEY_*): the address-space key (fsm_ust_mm_key()), a meta
+ * word (written at delivery), then (file id, offset | flags) pairs. An
+ * exiting task (after exit_mm), an exec in between, no mm: an empty stack
+ * with a reason.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/siphash.h>
+#include <linux/uaccess.h>
+#include <asm/segment.h>
+
+#include "ustack_internal.h"
+
+atomic64_t fsm_ust_walks = ATOMIC64_INIT(0);
+/* key of the address-space hash (fsm_ust_mm_key()), random per load */
+siphash_key_t fsm_ust_mm_siphash;
+
+/* ---- the walk ---- */
+
+static bool fsm_ust_read(void *ctx, unsigned long long addr, unsigned int size,
+			 unsigned long long *val)
+{
+	u32 v32;
+
+	if (size == 8)
+		return !copy_from_user_nofault(val, (const void __user *)
+					       (unsigned long)addr, 8);
+	if (copy_from_user_nofault(&v32, (const void __user *)(unsigned long)addr,
+				   4))
+		return false;
+	*val = v32;
+	return true;
+}
+
+
+
+/*
+ * Turn slot->uwc.entries[0..nr) into (file id, offset | flags) pairs in
+ * fsm_ust_frames(slot). Context: task, may sleep; the mm is current's and alive.
+ */
+static void fsm_ust_translate(struct fsm_ust_slot *slot,
+			      const unsigned long long *ips, unsigned int nr)
+{
+	struct mm_struct *mm = current->mm;
+	u64 *fr = fsm_ust_frames(slot);
+	unsigned int i;
+
+	mmap_read_lock(mm);
+	for (i = 0; i < nr; i++) {
+		unsigned long ip = ips[i];
+		struct vm_area_struct *vma = vma_lookup(mm, ip);
+		const char *name;
+
+		fr[2 * i] = 0;
+		if (!vma) {
+			fr[2 * i + 1] = (ip & FSM_UFR_OFFSET_MASK) | FSM_UFR_NOVMA;
+		} else if (vma->vm_file) {
+			/* the file pointer for now: its id after the unlock */
+			fr[2 * i] = (unsigned long)get_file(vma->vm_file);
+			fr[2 * i + 1] = (ip - vma->vm_start +
+					 ((u64)vma->vm_pgoff << PAGE_SHIFT)) &
+					FSM_UFR_OFFSET_MASK;
+		} else if (vma->vm_ops && vma->vm_ops->name) {
+			/* special mappings name themselves: [vdso], [vvar] */
+			name = vma->vm_ops->name(vma);
+			if (name && !strcmp(name, "[vdso]"))
+				fr[2 * i + 1] = ((ip - vma->vm_start) &
+						 FSM_UFR_OFFSET_MASK) | FSM_UFR_VDSO;
+			else
+				fr[2 * i + 1] = (ip & FSM_UFR_OFFSET_MASK) |
+						FSM_UFR_SPECIAL;
+		} else {
+			fr[2 * i + 1] = (ip & FSM_UFR_OFFSET_MASK) | FSM_UFR_ANON;
+		}
+	}
+	mmap_read_unlock(mm);
+	/* file ids may sleep (path, build-id): without mmap_lock */
+	for (i = 0; i < nr; i++) {
+		struct file *f = (struct file *)(unsigned long)fr[2 * i];
+
+		if (!f)
+			continue;
+		fr[2 * i] = fsm_fileid_get(f);
+		fput(f);
+	}
+}
+
+/*
+ * The address-space identity of a user stack: a keyed hash of the mm, the
+ * thread group leader's start time and exec count, under a key of our own
+ * (never the raw pointer, never the %p key). Equal for all threads of a
+ * process between two execs; a reused mm pointer of a later process hashes
+ * differently. Context: task work of @t, @t->mm alive.
+ */
+static u64 fsm_ust_mm_key(struct task_struct *t)
+{
+	struct task_struct *leader;
+	u64 start;
+	u32 exec;
+
+	rcu_read_lock();	/* group_leader changes only in a de_thread() exec */
+	leader = READ_ONCE(t->group_leader);
+	start = leader->start_time;
+	exec = READ_ONCE(leader->self_exec_id);
+	rcu_read_unlock();
+	return siphash_3u64((unsigned long)t->mm, start, exec,
+			    &fsm_ust_mm_siphash);
+}
+
+static unsigned int fsm_ust_abort(struct fsm_ust_slot *slot,
+				  struct fsm_uw_result *res, u8 reason)
+{
+	memset(res, 0, sizeof(*res));
+	res->stop = FSM_UW_STOP_ABORTED;
+	slot->reason = reason;
+	slot->stop = FSM_UW_STOP_ABORTED;
+	slot->nr = 0;
+	return 0;
+}
+
+/* fsm_uwc_walk_fn: called once per entry by fsm_uwc_complete(). */
+unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
+				 unsigned int max, struct fsm_uw_result *res)
+{
+	struct fsm_ust_walk_ctx *c = ctx;
+	struct fsm_ust_slot *slot = c->slot;
+	struct task_struct *t = current;
+	struct pt_regs *regs = c->regs;
+	struct fsm_uw_regs u;
+	unsigned int nr;
+
+	slot->flags = 0;
+	/* after exit_mm() (sched_process_exit is later): never touch the mm */
+	if (t->flags & PF_EXITING)
+		return fsm_ust_abort(slot, res, FSM_URS_EXITING);
+	if (!t->mm)
+		return fsm_ust_abort(slot, res, FSM_URS_NO_MM);
+	if (t->self_exec_id != slot->exec_id)
+		return fsm_ust_abort(slot, res, FSM_URS_EXEC);
+	fsm_ust_regs(regs, &u);
+	if (u.mode == FSM_UW_MODE_IA32) {
+		slot->flags |= FSM_USF_IA32;
+		if (regs->cs != __USER32_CS || regs->ss != __USER32_DS)
+			return fsm_ust_abort(slot, res, FSM_URS_SEGMENTS);
+	}
+	atomic64_inc(&fsm_ust_walks);
+	slot->words[FSM_UKEY_MM] = fsm_ust_mm_key(t);
+	nr = fsm_uw_walk(&u, fsm_ust_read, NULL, entries, max, res);
+	slot->stop = res->stop;
+	slot->reason = res->stop == FSM_UW_STOP_FIRST_FAULT ?
+		       FSM_URS_FIRST_FAULT : FSM_URS_WALKED;
+	if (res->stop == FSM_UW_STOP_DEPTH)
+		slot->flags |= FSM_USF_TRUNCATED;
+	fsm_ust_translate(slot, entries, nr);
+	slot->nr = nr;
+	return nr;
+}
+

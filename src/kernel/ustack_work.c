@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ustack_work.c - deferred user stacks: queueing the task works, the works,
+ * the end of a kernel entry, init and exit (overview in ustack.c).
+ *
+ * Task work (task context, just before the return to user space):
+ *   fsm_uwc_complete() walks once (ustack_ukey.c); the result stays in the
+ *   slot for late requesters. Every instance of the delivery mask gets the
+ *   file_map records it needs and one user_stack record (ustack_deliver.c).
+ *   The work then ends the entry (fsm_ust_end_entry()).
+ *
+ * Queueing: task_work_add(TWA_RESUME) directly from task/irq context,
+ * through a per-CPU hard irq_work from NMI (task_work_add is not NMI-safe,
+ * and the irq_work's interrupt makes the return to user space run the work
+ * now) and on KASAN kernels always (the add may allocate).
+ *
+ * Late requests (CACHED: the walk of this entry is done but this instance
+ * was not in it, e.g. an event on the way out) add their instance to the
+ * slot's late mask and queue a second, emit-only task work, at most once
+ * per instance and entry: no requeue livelock.
+ *
+ * Unload never waits for a task to return to user space (a task that asked
+ * from sched_switch and then sleeps for an hour would hold it for an hour):
+ * task_work_cancel is not exported, so module exit disarms the works still
+ * queued instead. Each task work is a small object of its own
+ * (struct fsm_ust_work, callback_head first); exit points every queued one
+ * at kfree(), core kernel code, so that when its task runs it, it only
+ * frees itself. See fsm_ustack_exit() for why no module code can run after
+ * exit returns.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/irq_work.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/random.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
+#include <linux/slab.h>
+#include <linux/task_work.h>
+#include <linux/tracepoint.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+
+#include "compat.h"
+#include "ustack_internal.h"
+
+
+/*
+ * Per-CPU hand-off of task_work_add() from NMI (and, on KASAN kernels, from
+ * every context). @task: 0 = free, FSM_UST_NMIQ_CLAIMING = taken by a
+ * claimer that has not published yet, else the task (a reference held).
+ */
+struct fsm_ust_nmiq {
+	struct irq_work work;
+	struct {
+		unsigned long task;
+		struct fsm_ust_work *head;
+	} e[FSM_UST_NMI_QUEUE];
+};
+#define FSM_UST_NMIQ_CLAIMING	1UL
+
+static DEFINE_PER_CPU(struct fsm_ust_nmiq, fsm_ust_nmiq);
+/* task works executing our code now (fsm_ust_work_enter/_leave) */
+static atomic_t fsm_ust_running = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(fsm_ust_wq);
+static struct tracepoint *fsm_ust_tp_free;
+bool fsm_ust_ready;
+
+
+static void fsm_ust_walk_work(struct callback_head *head);
+static void fsm_ust_emit_work(struct callback_head *head);
+
+/*
+ * Tests only: the next queue of a task work for the task with this pid
+ * fails as if the deferral queue were full, then the value goes back to 0
+ * (selftests/guest/ustack_entry.sh: a failed queue must not leave the task
+ * without user stacks). Root-only, 0 (off) by default.
+ */
+static atomic_t fsm_ust_test_fail_pid = ATOMIC_INIT(0);
+static int fsm_ust_test_fail_set(const char *val, const struct kernel_param *kp)
+{
+	int pid, ret = kstrtoint(val, 0, &pid);
+
+	if (ret || pid < 0 || pid > PID_MAX_LIMIT) {
+		pr_warn("test_fail_queue_pid=%s: not a pid\n", val);
+		return -EINVAL;
+	}
+	atomic_set(&fsm_ust_test_fail_pid, pid);
+	return 0;
+}
+
+static int fsm_ust_test_fail_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&fsm_ust_test_fail_pid));
+}
+
+static const struct kernel_param_ops fsm_ust_test_fail_ops = {
+	.set = fsm_ust_test_fail_set,
+	.get = fsm_ust_test_fail_get,
+};
+module_param_cb(test_fail_queue_pid, &fsm_ust_test_fail_ops, NULL, 0600);
+MODULE_PARM_DESC(test_fail_queue_pid,
+		 "Tests only: fail the next user-stack task-work queue of this pid once (0: off)");
+
+/* ---- queueing the task works ---- */
+
+/*
+ * Every task work function starts with fsm_ust_work_enter() and ends with
+ * fsm_ust_work_leave() (the last thing it does); module exit waits until
+ * none is between the two, then for an RCU-tasks grace period, which covers
+ * the instructions before the first and after the last (fsm_ustack_exit()).
+ */
+static void fsm_ust_work_enter(void)
+{
+	atomic_inc(&fsm_ust_running);
+}
+
+static void fsm_ust_work_leave(void)
+{
+	/* pairs with wait_event() in fsm_ustack_exit() */
+	if (atomic_dec_and_test(&fsm_ust_running))
+		wake_up(&fsm_ust_wq);
+}
+
+/*
+ * A work that will never run (the task is exiting, or the deferral queue
+ * was full): end what it stood for. A walk's entry is aborted (the next
+ * request starts a new one instead of joining an entry nobody walks); an
+ * emit work lets the next late request queue one again.
+ * Context: any.
+ */
+void fsm_ust_work_refused(struct fsm_ust_work *w)
+{
+	struct fsm_ust_slot *slot = w->slot;
+	u64 cookie;
+
+	if (w == slot->walk) {
+		if (fsm_uwc_state(&slot->uwc, &cookie) == FSM_UWC_STATE_PENDING)
+			(void)fsm_uwc_abort(&slot->uwc, cookie);
+	} else {
+		/* the late requests it stood for get nothing: no record later */
+		atomic64_set(&slot->late_mask, 0);
+		atomic_set(&slot->emit_queued, 0);
+	}
+}
+
+/* Context: task or irq (not NMI). */
+static void fsm_ust_add(struct task_struct *t, struct fsm_ust_work *w)
+{
+	/* exiting: nothing will run */
+	if (task_work_add(t, &w->head, TWA_RESUME) && atomic_xchg(&w->queued, 0))
+		fsm_ust_work_refused(w);
+}
+
+/*
+ * The per-CPU deferral of NMI (and KASAN) requests. Context: hard irq of
+ * the CPU whose queue it is; only an NMI can interrupt it, and an NMI only
+ * claims free entries. An entry still being claimed (FSM_UST_NMIQ_CLAIMING:
+ * we interrupted its claimer) is left alone: its claimer publishes it and
+ * queues us again.
+ */
+static void fsm_ust_nmiq_fn(struct irq_work *w)
+{
+	struct fsm_ust_nmiq *q = container_of(w, struct fsm_ust_nmiq, work);
+	struct fsm_ust_work *head;
+	unsigned long t;
+	unsigned int i;
+
+	for (i = 0; i < FSM_UST_NMI_QUEUE; i++) {
+		/* pairs with the claimer's store-release: head and our reference */
+		t = smp_load_acquire(&q->e[i].task);
+		if (!t || t == FSM_UST_NMIQ_CLAIMING)
+			continue;
+		head = q->e[i].head;
+		/* head is read before the entry can be claimed again */
+		smp_store_release(&q->e[i].task, 0UL);
+		fsm_ust_add((struct task_struct *)t, head);
+		put_task_struct((struct task_struct *)t);
+	}
+}
+
+/*
+ * Queue @head for current. Context: any. From NMI, and always on KASAN
+ * kernels, through this CPU's irq_work. An entry goes free -> CLAIMING ->
+ * published -> free: it is claimed with cmpxchg (a nested NMI cannot take
+ * it, the irq_work skips it), then the task reference is taken and the
+ * head written, then the task is published with a store-release; only then
+ * can the irq_work use it. Publishing before get_task_struct() (or before
+ * the head) would let an irq_work that interrupts us here (KASAN kernels
+ * queue from task context too) queue a stale head or drop a reference it
+ * never got.
+ * Return: false if the queue was full or the module is going away; the
+ * caller ends what @head stood for (fsm_ust_work_refused()) and counts it.
+ */
+bool fsm_ust_queue(struct fsm_ust_work *head)
+{
+	struct fsm_ust_nmiq *q;
+	unsigned int i;
+
+	if (unlikely(atomic_read(&fsm_ust_test_fail_pid)) &&
+	    atomic_cmpxchg(&fsm_ust_test_fail_pid, current->pid, 0) == current->pid)
+		return false;
+	/* module exit stops requests before it disarms the queued works */
+	if (!READ_ONCE(fsm_ust_ready))
+		return false;
+	/* queued from here on: the work, a refusal or module exit ends it */
+	atomic_set(&head->queued, 1);
+	if (!in_nmi() && !IS_ENABLED(CONFIG_KASAN)) {
+		fsm_ust_add(current, head);
+		return true;
+	}
+	q = this_cpu_ptr(&fsm_ust_nmiq);
+	for (i = 0; i < FSM_UST_NMI_QUEUE; i++) {
+		if (cmpxchg(&q->e[i].task, 0UL, FSM_UST_NMIQ_CLAIMING))
+			continue;
+		get_task_struct(current);
+		q->e[i].head = head;
+		/* pairs with the irq_work's smp_load_acquire() */
+		smp_store_release(&q->e[i].task, (unsigned long)current);
+		irq_work_queue(&q->work);
+		return true;
+	}
+	atomic_set(&head->queued, 0);
+	return false;
+}
+
+
+/*
+ * End the kernel entry: called last by the slot's task works. They run on
+ * the way out to user space (exit_to_user_mode_loop()), so a later request
+ * belongs to a later entry, or to the rest of this exit path (a reschedule
+ * or a signal after the work). Either way it starts a new entry and its
+ * own walk of the registers the task will return to: no entry is ever
+ * given another entry's stack (the old register signature could not tell
+ * `f() { g(); } f(); f();` from two different callers of f). Requests made
+ * while our works run (our own records, the walk's sleeps) still join this
+ * entry: its state is BUSY or DONE until here. An emit work still queued
+ * ends the entry itself when it has run.
+ *
+ * The rest of an exit path could in theory request, walk and request again
+ * forever (each walk waking a reader that preempts us on the way out). Such
+ * a loop ends entries with identical user registers; after
+ * FSM_UST_SAME_REGS_MAX of those in a row, requests with those registers
+ * get no user stack (counted) until the registers differ. Legitimate runs of
+ * entries from one identical register state that long are rare (a tight
+ * loop around one syscall with nothing changing); they get "none", never a
+ * wrong stack.
+ * Context: task work of the slot's task.
+ */
+static void fsm_ust_end_entry(struct fsm_ust_slot *slot)
+{
+	u64 h;
+
+	if (atomic_read(&slot->emit_queued))
+		return;	/* the emit work ends it */
+	/*
+	 * Task works also run inside a syscall (io_uring's wait loop, ptrace
+	 * stops, get_signal()): there the entry goes on, later requests walk
+	 * again (same registers: a correct stack). Only resume_user_mode_work()
+	 * clears TIF_NOTIFY_RESUME before it runs the works: count the bound
+	 * only there, on the way out, where the loop it stops can happen.
+	 */
+	if (test_thread_flag(TIF_NOTIFY_RESUME))
+		goto end;
+	h = fsm_ust_regs_hash(task_pt_regs(current));
+	if (h == slot->end_regs) {
+		if (slot->same_regs < U32_MAX)
+			WRITE_ONCE(slot->same_regs, slot->same_regs + 1);
+	} else {
+		WRITE_ONCE(slot->same_regs, 0);
+	}
+	WRITE_ONCE(slot->end_regs, h);
+end:
+	fsm_uwc_entry_exit(&slot->uwc);
+}
+
+
+
+/*
+ * Start of a task work: false if module exit took it back (its func was
+ * still ours when the task read it): then only free it.
+ */
+static bool fsm_ust_work_start(struct fsm_ust_work *w)
+{
+	fsm_ust_work_enter();
+	if (atomic_xchg(&w->queued, 0))
+		return true;
+	kfree(w);
+	fsm_ust_work_leave();
+	return false;
+}
+
+static void fsm_ust_walk_work(struct callback_head *head)
+{
+	struct fsm_ust_work *w = container_of(head, struct fsm_ust_work, head);
+	struct fsm_ust_slot *slot = w->slot;
+	struct fsm_ust_walk_ctx c = { .slot = slot, .regs = task_pt_regs(current) };
+	struct fsm_uwc_delivery out;
+
+	if (!fsm_ust_work_start(w))
+		return;
+	if (!fsm_uwc_complete(&slot->uwc, fsm_ust_sig(c.regs), fsm_ust_walk,
+			      &c, &out)) {
+		WRITE_ONCE(slot->xl_cookie, out.cookie);
+		fsm_ust_deliver(slot, out.cookie, out.mask & ~BIT_ULL(63), 0);
+	}
+	fsm_ust_end_entry(slot);
+	fsm_ust_work_leave();
+}
+
+static void fsm_ust_emit_work(struct callback_head *head)
+{
+	struct fsm_ust_work *w = container_of(head, struct fsm_ust_work, head);
+	struct fsm_ust_slot *slot = w->slot;
+	u64 mask;
+
+	if (!fsm_ust_work_start(w))
+		return;
+	/* clear first: a request after the xchg below queues us again */
+	atomic_set(&slot->emit_queued, 0);
+	smp_mb__after_atomic();	/* pairs with the requesters' OR then xchg */
+	/* full barrier: the cookie of these bits is read after them */
+	mask = atomic64_xchg(&slot->late_mask, 0);
+	/*
+	 * A walk of a newer entry may have run first (a late request raced
+	 * with the end of its entry, then a new entry's walk was queued ahead
+	 * of us): its frames are not the late requesters'. They get no record
+	 * then (counted), never the newer entry's stack.
+	 */
+	if (mask && READ_ONCE(slot->late_cookie) == READ_ONCE(slot->xl_cookie))
+		fsm_ust_deliver(slot, slot->xl_cookie, mask, FSM_USF_LATE);
+	else if (mask)
+		fsm_ust_count(__ffs64(mask), FSM_UST_QUEUE_FAILED);
+	fsm_ust_end_entry(slot);
+	fsm_ust_work_leave();
+}
+
+
+/* ---- init / exit ---- */
+
+static void fsm_ust_find_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_process_free"))
+		fsm_ust_tp_free = tp;
+}
+
+static struct fsm_ust_work *fsm_ust_work_new(struct fsm_ust_slot *slot,
+					     task_work_func_t fn)
+{
+	struct fsm_ust_work *w = kzalloc(sizeof(*w), GFP_KERNEL);
+
+	if (w) {
+		init_task_work(&w->head, fn);
+		w->slot = slot;
+	}
+	return w;
+}
+
+/* Free the works module exit (or a failed init) still owns. */
+static void fsm_ust_free_works(void)
+{
+	unsigned int i;
+
+	if (!fsm_ust_slots)
+		return;
+	for (i = 0; i < FSM_UST_SLOTS; i++) {
+		kfree(fsm_ust_slots[i].walk);
+		kfree(fsm_ust_slots[i].emit);
+	}
+}
+
+/*
+ * Module exit: point a work still queued on its task at kfree() and give
+ * up ownership, or keep it (to free) if nothing will run it. Whoever takes
+ * @queued to 0 owns the work (xchg, a full barrier): here, the work itself
+ * (fsm_ust_work_start(): it runs or ran, exit waits for it), or a refused
+ * queue. func is written before the xchg: a task that reads func after the
+ * xchg calls kfree() (core kernel code) on the object; a task that read the
+ * old func before runs fsm_ust_*_work(), whose xchg sees 0 and frees it.
+ * Return: true if the work is not ours any more.
+ */
+static bool fsm_ust_work_disarm(struct fsm_ust_work *w)
+{
+	if (!w)
+		return false;
+	WRITE_ONCE(w->head.func, fsm_compat_kfree_task_work());
+	return atomic_xchg(&w->queued, 0);
+}
+
+/**
+ * fsm_ustack_init - allocate the task table, hook task frees.
+ * Context: task (module init, before any stack_id probe is attached).
+ * Return: 0 or -errno.
+ */
+int fsm_ustack_init(void)
+{
+	unsigned int i;
+	int cpu, ret;
+
+	ret = fsm_ust_events_check();
+	if (ret)
+		return ret;
+	get_random_bytes(&fsm_ust_mm_siphash, sizeof(fsm_ust_mm_siphash));
+	ret = fsm_fileid_init();
+	if (ret)
+		return ret;
+	fsm_ust_slots = vzalloc(array_size(FSM_UST_SLOTS, sizeof(*fsm_ust_slots)));
+	if (!fsm_ust_slots) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < FSM_UST_SLOTS; i++) {
+		struct fsm_ust_slot *slot = &fsm_ust_slots[i];
+
+		slot->walk = fsm_ust_work_new(slot, fsm_ust_walk_work);
+		slot->emit = fsm_ust_work_new(slot, fsm_ust_emit_work);
+		if (!slot->walk || !slot->emit) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+	}
+	for_each_possible_cpu(cpu)
+		init_irq_work(&per_cpu(fsm_ust_nmiq, cpu).work, fsm_ust_nmiq_fn);
+	for_each_kernel_tracepoint(fsm_ust_find_tp, NULL);
+	if (!fsm_ust_tp_free) {
+		pr_err("no sched_process_free tracepoint\n");
+		ret = -ENOENT;
+		goto fail;
+	}
+	ret = tracepoint_probe_register(fsm_ust_tp_free, (void *)fsm_ust_task_free,
+					NULL);
+	if (ret)
+		goto fail;
+	WRITE_ONCE(fsm_ust_ready, true);
+	return 0;
+fail:
+	fsm_ust_free_works();
+	vfree(fsm_ust_slots);
+	fsm_ust_slots = NULL;
+	fsm_fileid_exit();
+	return ret;
+}
+
+/**
+ * fsm_ustack_exit - disarm queued task works, unhook, free.
+ *
+ * Called after every stack_id probe is detached (no new request). Never
+ * waits for a task to return to user space: task works still queued are
+ * disarmed (fsm_ust_work_disarm(): they free themselves when their task
+ * runs them, with no module code). What remains is code of ours running
+ * now, which this waits for, in two parts:
+ *  - works between fsm_ust_work_enter() and fsm_ust_work_leave(): counted;
+ *    a walk and its records (they may sleep in mmap_read_lock() and, while
+ *    fileid.c still reads ELF notes with kernel_read(), in file I/O: a
+ *    hung file system delays the unload, logged every 10 s);
+ *  - a task that read the old func but is not yet in fsm_ust_work_enter(),
+ *    or is past fsm_ust_work_leave() and not yet returned: preempted there
+ *    (neither part sleeps), so an RCU-tasks grace period, which waits for
+ *    every task to switch voluntarily or run in user space, ends only
+ *    after it left our text.
+ * Context: task (module exit).
+ */
+void fsm_ustack_exit(void)
+{
+	unsigned int i;
+	int cpu;
+
+	WRITE_ONCE(fsm_ust_ready, false);
+	WRITE_ONCE(fsm_ust_on, 0);
+	/* requests that passed the checks above are done after this */
+	synchronize_rcu();
+	/* hand-offs still in the per-CPU queues reach task_work_add() */
+	for_each_possible_cpu(cpu)
+		irq_work_sync(&per_cpu(fsm_ust_nmiq, cpu).work);
+	for (i = 0; i < FSM_UST_SLOTS; i++) {
+		struct fsm_ust_slot *slot = &fsm_ust_slots[i];
+
+		if (fsm_ust_work_disarm(slot->walk))
+			slot->walk = NULL;	/* its task frees it */
+		if (fsm_ust_work_disarm(slot->emit))
+			slot->emit = NULL;
+	}
+	while (!wait_event_timeout(fsm_ust_wq, !atomic_read(&fsm_ust_running),
+				   10 * HZ))
+		pr_info("unload waits for %d user-stack walks running now\n",
+			atomic_read(&fsm_ust_running));
+	synchronize_rcu_tasks();
+	tracepoint_probe_unregister(fsm_ust_tp_free, (void *)fsm_ust_task_free,
+				    NULL);
+	/* the free probe's last instructions */
+	tracepoint_synchronize_unregister();
+	fsm_ust_free_works();
+	vfree(fsm_ust_slots);
+	fsm_ust_slots = NULL;
+	fsm_fileid_exit();
+}
+
