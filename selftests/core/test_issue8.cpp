@@ -107,6 +107,81 @@ TEST(HitPath, SteadyStateWritesNoLineOfAnotherCpu)
 }
 
 /*
+ * Review of item 17: two hot ids that collide in the hit cache (ids 3 and
+ * 259: one word of a direct-mapped 256-word cache) alternate on one CPU.
+ * Once both are resident, hits must not write any line that another CPU
+ * doing the same writes: a cache that evicts one for the other writes the
+ * shared per-id totals (hit_total_) on every hit.
+ */
+TEST(HitPath, CollidingHotIdsWriteNoSharedLine)
+{
+	constexpr unsigned kCpus = 2, kRounds = 50;
+	CpuOverride cpus(kCpus);
+	auto m = make_map(make_params(10));
+	ASSERT_TRUE(m);
+
+	std::vector<Stack> stacks;
+	fsm_insert_result r{};
+	cpus.on(0);
+	for (unsigned i = 0; i < 260; i++) {
+		stacks.push_back(make_stack(7000 + i, 5));
+		ASSERT_EQ(insert(m.get(), stacks.back(), &r), 0);
+		ASSERT_EQ(r.id, i);
+	}
+	const Stack &a = stacks[3], &b = stacks[259];
+	std::vector<std::set<u64>> written(kCpus);
+	for (unsigned c = 0; c < kCpus; c++) {
+		cpus.on(c);
+		for (unsigned k = 0; k < 4; k++) {	/* warm up */
+			ASSERT_EQ(insert(m.get(), a, &r), 0);
+			ASSERT_EQ(insert(m.get(), b, &r), 0);
+		}
+		auto before = snapshot(m.get());
+		for (unsigned k = 0; k < kRounds; k++) {
+			ASSERT_EQ(insert(m.get(), a, &r), 0);
+			ASSERT_EQ(insert(m.get(), b, &r), 0);
+		}
+		written[c] = lines_changed(before, snapshot(m.get()));
+		ASSERT_FALSE(written[c].empty());
+	}
+	for (u64 line : written[0])
+		EXPECT_EQ(written[1].count(line), 0u)
+			<< "CPUs 0 and 1 both write line " << line;
+	/* 1 insert, then per CPU 4 warm-up + kRounds hits each. */
+	EXPECT_EQ(hits_of(m.get(), 3), 1u + kCpus * (4 + kRounds));
+	EXPECT_EQ(hits_of(m.get(), 259), 1u + kCpus * (4 + kRounds));
+}
+
+/* More colliding ids than a set holds: evictions keep counts exact. */
+TEST(HitPath, OverfullSetKeepsExactCounts)
+{
+	CpuOverride cpus(2);
+	auto m = make_map(make_params(10));
+	ASSERT_TRUE(m);
+	std::vector<Stack> stacks;
+	fsm_insert_result r{};
+	cpus.on(0);
+	for (unsigned i = 0; i < 1024; i++) {
+		stacks.push_back(make_stack(9000 + i, 3));
+		ASSERT_EQ(insert(m.get(), stacks.back(), &r), 0);
+		ASSERT_EQ(r.id, i);
+	}
+	/* ids 5 + 32k share a set of 32 8-way sets, and k * 256 a direct word. */
+	std::vector<unsigned> ids;
+	for (unsigned k = 0; k < 20; k++)
+		ids.push_back(5 + 32 * k);
+	for (unsigned round = 0; round < 9; round++)
+		for (unsigned c = 0; c < 2; c++) {
+			cpus.on(c);
+			for (unsigned id : ids)
+				ASSERT_EQ(insert(m.get(), stacks[id], &r), 0);
+		}
+	for (unsigned id : ids)
+		EXPECT_EQ(hits_of(m.get(), id), 1u + 9 * 2) << "id " << id;
+	EXPECT_EQ(hits_of(m.get(), 6), 1u);
+}
+
+/*
  * Item 15/17: the memory of a map is the documented formula (tracing.rst),
  * fsm_map_memory_bytes() predicts it exactly, and the per-CPU part is
  * bounded by 2176 bytes per CPU whatever bits is.

@@ -133,4 +133,28 @@ done
 
 check "rmdir" rmdir "$T/instances/bad"
 check "rmmod" unload
+
+# ---- ranged module parameters (src/kernel/param.h) ----
+# Every one follows bits' rule: refused with -EINVAL and one dmesg line,
+# never clamped, at load and (where writable) at run time. bits,
+# memory_budget_mb and file_table_bits have their own suites; this is
+# file_map_interval_ms.
+for bad in 0 3600001 x; do
+	kmsg_mark
+	check_fail "insmod file_map_interval_ms=$bad refused" load file_map_interval_ms=$bad
+	is_loaded && unload
+	check_eq "file_map_interval_ms=$bad: one dmesg line" \
+		"$(kmsg_since | grep -c "ftrace_stackmap: file_map_interval_ms=$bad out of range (accepted: 1\.\.3600000)")" 1
+done
+PI=/sys/module/ftrace_stackmap/parameters/file_map_interval_ms
+check "insmod file_map_interval_ms=5" load file_map_interval_ms=5
+check_eq "file_map_interval_ms reads back" "$(<$PI)" 5
+kmsg_mark
+check_fail "runtime file_map_interval_ms=0 refused" eval 'echo 0 >$PI'
+check_eq "runtime file_map_interval_ms=0: one dmesg line" \
+	"$(kmsg_since | grep -c 'file_map_interval_ms=0 out of range')" 1
+check_eq "... value unchanged" "$(<$PI)" 5
+check "runtime file_map_interval_ms=3600000 accepted" eval 'echo 3600000 >$PI'
+check_eq "... reads back" "$(<$PI)" 3600000
+check "rmmod" unload
 finish

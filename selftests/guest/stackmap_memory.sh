@@ -12,7 +12,12 @@
 #  item 16  reset under load at bits 14 and 18: drops_resetting stays a
 #           bounded few per reset (FSM_RESET_DROP_MAX, 2 per reset by
 #           default), where the stop-the-world clear dropped every insert.
-# FSM_MEMORY_PARTS (default "budget reset") picks parts: "reset" alone
+#  item 15  (leftovers) maps are allocated and zeroed outside the module's
+#           locks: while one instance allocates its bits=20 map (the kernel
+#           map by a direct enable of events/stackmap/stack_id, the user map
+#           by options/stackmap_user), another instance's stack_map_stat
+#           read / options/stackmap_user write returns before it ends.
+# FSM_MEMORY_PARTS (default "budget reset alloc") picks parts: "reset" alone
 # runs on a module without memory_budget_mb too (to compare with main).
 # shellcheck disable=SC2016 # eval '...' expands later, on purpose
 export KO=${1:-}
@@ -20,7 +25,7 @@ export KO=${1:-}
 . "$(dirname "$0")/lib.sh"
 
 P=/sys/module/ftrace_stackmap/parameters
-PARTS=" ${FSM_MEMORY_PARTS:-budget reset} "
+PARTS=" ${FSM_MEMORY_PARTS:-budget reset alloc} "
 
 # ---- item 15: the parameter ----
 if [[ $PARTS == *" budget "* ]]; then
@@ -113,6 +118,48 @@ for bits in 14 18; do
 	unload
 	tracing_clean
 done
+fi
+
+# ---- item 15 leftovers: no module lock held while a map is allocated ----
+if [[ $PARTS == *" alloc "* ]]; then
+# alloc_race LABEL SETUP_A OTHER_B: run SETUP_A (allocates a bits=20 map) in
+# the background, then OTHER_B; B must return while A is still allocating.
+alloc_race() {
+	local t0 tb ta
+	rm -f "$TMPD/a_done"
+	t0=$EPOCHREALTIME
+	{ eval "$2"; echo "$EPOCHREALTIME" >"$TMPD/a_done"; } &
+	nap 0.05
+	eval "$3"
+	tb=$EPOCHREALTIME
+	local a_running=1
+	[ -e "$TMPD/a_done" ] && a_running=0
+	wait
+	ta=$(<"$TMPD/a_done")
+	diag "$1: A took $(( (${ta/./} - ${t0/./}) / 1000 )) ms, B returned after $(( (${tb/./} - ${t0/./}) / 1000 )) ms"
+	check "$1: B returned while A was still allocating" test $a_running = 1
+}
+if load bits=20 events=sched:sched_switch; then
+	mkdir "$T/instances/ma" "$T/instances/mb"
+	wait_for "$T/instances/mb/stack_map_stat"
+	wait_for "$T/instances/ma/options/stackmap_user"
+	echo 1 >"$T/instances/ma/events/sched/sched_switch/enable"
+	alloc_race "kernel map (direct enable) vs stack_map_stat" \
+		'echo 1 >"$T/instances/ma/events/stackmap/stack_id/enable"' \
+		': "$(<"$T/instances/mb/stack_map_stat")"'
+	check_eq "... the map is there" "$(stat_get "$T/instances/ma/stack_map_stat" map_allocated)" 1
+	alloc_race "user map (options/stackmap_user) vs another instance's option" \
+		'echo 1 >"$T/instances/ma/options/stackmap_user"' \
+		'echo 0 >"$T/instances/mb/options/stackmap_user"'
+	check_eq "... the user map is there" "$(stat_get "$T/instances/ma/stack_map_stat" user_map_allocated)" 1
+	echo 0 >"$T/instances/ma/options/stackmap_user"
+	echo 0 >"$T/instances/ma/events/stackmap/stack_id/enable"
+	rmdir "$T/instances/ma" "$T/instances/mb"
+	unload
+	tracing_clean
+else
+	nok "insmod bits=20"
+fi
 fi
 
 finish

@@ -24,7 +24,15 @@
  *    multiplication is fine: it is one mul instruction on x86-64 and
  *    mul/umulh on arm64.
  *  - Atomics only through fsm::Atomic<T> below, with an explicit memory
- *    order at every call site, so that each one can carry its comment.
+ *    order at every call site, so that each one can carry its comment. A
+ *    word that must live in a C structure shared with the glue (a C struct
+ *    cannot hold a C++ class) or in C-owned memory (a per-CPU counter) is
+ *    accessed through fsm::AtomicRef<T> instead, the same operations on a
+ *    word it does not own (C++20's std::atomic_ref). Every access to such a
+ *    word in src/core goes through an AtomicRef; the only exception is
+ *    whole-structure initialisation while no other context can see it,
+ *    said so where it happens. No __atomic builtin outside this header
+ *    (selftests/core/check_atomics_rule.sh).
  *
  * Memory orders follow the C++ model (the GCC __atomic builtins implement
  * it): a release store/RMW and an acquire load that reads its value (or a
@@ -93,26 +101,23 @@ inline constexpr MemOrder<__ATOMIC_ACQ_REL> acq_rel{};
 inline constexpr MemOrder<__ATOMIC_SEQ_CST> seq_cst{};
 
 /*
- * Atomic<T> - a naturally aligned word accessed only with __atomic builtins.
- * Trivially default-constructible: zeroed memory from fsm_plat_alloc() is a
- * valid array of them. Not copyable (a copy would be a non-atomic read).
+ * AtomicOps - the operations of Atomic<T> and AtomicRef<T> on the word
+ * Self::word() returns. Nothing else in src/core calls an __atomic builtin.
  */
-template <typename T>
-class Atomic {
+template <typename T, typename Self>
+class AtomicOps {
 	static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 ||
 		      sizeof(T) == 8, "no 16-byte atomics: they call libgcc");
 
-public:
-	Atomic() = default;
-	Atomic(const Atomic &) = delete;
-	Atomic &operator=(const Atomic &) = delete;
+	FSM_ALWAYS_INLINE T *w() const { return static_cast<const Self *>(this)->word(); }
 
+public:
 	template <int M>
 	FSM_ALWAYS_INLINE T load(MemOrder<M>) const
 	{
 		static_assert(M != __ATOMIC_RELEASE && M != __ATOMIC_ACQ_REL,
 			      "not a load order");
-		return __atomic_load_n(&v_, M);
+		return __atomic_load_n(w(), M);
 	}
 
 	template <int M>
@@ -120,7 +125,7 @@ public:
 	{
 		static_assert(M != __ATOMIC_ACQUIRE && M != __ATOMIC_ACQ_REL,
 			      "not a store order");
-		__atomic_store_n(&v_, v, M);
+		__atomic_store_n(w(), v, M);
 	}
 
 	/* Strong compare-and-exchange; on failure @expected gets the value seen. */
@@ -128,20 +133,26 @@ public:
 	[[nodiscard]] FSM_ALWAYS_INLINE bool cmpxchg(T &expected, T desired,
 						      MemOrder<MS>, MemOrder<MF>)
 	{
-		return __atomic_compare_exchange_n(&v_, &expected, desired,
+		return __atomic_compare_exchange_n(w(), &expected, desired,
 						   false, MS, MF);
 	}
 
 	template <int M>
 	FSM_ALWAYS_INLINE T fetch_add(T d, MemOrder<M>)
 	{
-		return __atomic_fetch_add(&v_, d, M);
+		return __atomic_fetch_add(w(), d, M);
 	}
 
 	template <int M>
 	FSM_ALWAYS_INLINE T fetch_sub(T d, MemOrder<M>)
 	{
-		return __atomic_fetch_sub(&v_, d, M);
+		return __atomic_fetch_sub(w(), d, M);
+	}
+
+	template <int M>
+	FSM_ALWAYS_INLINE T fetch_or(T d, MemOrder<M>)
+	{
+		return __atomic_fetch_or(w(), d, M);
 	}
 
 	/*
@@ -150,10 +161,50 @@ public:
 	 * atomic access underneath so that sanitizers and the compiler see
 	 * one consistent kind of access.
 	 */
-	FSM_ALWAYS_INLINE void init(T v) { __atomic_store_n(&v_, v, __ATOMIC_RELAXED); }
+	FSM_ALWAYS_INLINE void init(T v) { __atomic_store_n(w(), v, __ATOMIC_RELAXED); }
+};
+
+/*
+ * Atomic<T> - a naturally aligned word accessed only with __atomic builtins.
+ * Trivially default-constructible: zeroed memory from fsm_plat_alloc() is a
+ * valid array of them. Not copyable (a copy would be a non-atomic read).
+ */
+template <typename T>
+class Atomic : public AtomicOps<T, Atomic<T>> {
+	friend class AtomicOps<T, Atomic<T>>;
+
+public:
+	Atomic() = default;
+	Atomic(const Atomic &) = delete;
+	Atomic &operator=(const Atomic &) = delete;
 
 private:
+	FSM_ALWAYS_INLINE T *word() const { return const_cast<T *>(&v_); }
+
 	T v_;
+};
+
+/*
+ * AtomicRef<T> - the operations of Atomic<T> on a word owned by C code (a
+ * field of a C struct, a C per-CPU counter): AtomicRef(t.state).load(acquire).
+ * T may be const (loads only). The word must be naturally aligned (checked
+ * where FSM_ASSERT checks) and, in src/core, accessed only through
+ * AtomicRefs (platform.h's rule above).
+ */
+template <typename T>
+class AtomicRef : public AtomicOps<T, AtomicRef<T>> {
+	friend class AtomicOps<T, AtomicRef<T>>;
+
+public:
+	explicit FSM_ALWAYS_INLINE AtomicRef(T &word) : p_(&word)
+	{
+		FSM_ASSERT(((uptr)p_ & (sizeof(T) - 1)) == 0);
+	}
+
+private:
+	FSM_ALWAYS_INLINE T *word() const { return p_; }
+
+	T *p_;
 };
 
 static_assert(sizeof(Atomic<u64>) == 8 && alignof(Atomic<u64>) == 8,

@@ -118,6 +118,9 @@ bool layout_of(const fsm_map_params &p, u32 nr_cpus, Layout &l)
 	 */
 	static_assert(((8ull << FSM_BITS_MIN) % kShardAlign) == 0,
 		      "each CPU's hit cache must fill whole 128-byte pairs");
+	static_assert(kHitCacheWays * 8 == kCacheLine &&
+		      (1u << FSM_BITS_MIN) % kHitCacheWays == 0,
+		      "a hit-cache set is one whole cache line");
 	u64 off = align_up(sizeof(StackMap), kShardAlign);
 	l.shards = off;
 	off += (u64)l.nr_shards * sizeof(CpuShard);
@@ -184,6 +187,7 @@ StackMap *StackMap::create(const fsm_map_params &p, int *err)
 	m->arena_units_ = (u32)(l.arena_bytes / 8);
 	m->nr_shards_ = l.nr_shards;
 	m->hit_cache_mask_ = l.hc_entries - 1;
+	m->hit_set_mask_ = l.hc_entries / kHitCacheWays - 1;
 	m->key_ = hash_key_expand(p.key[0], p.key[1]);
 	m->hash_and_ = ~0ull;
 	m->hash_or_ = 0;
@@ -230,22 +234,36 @@ FSM_ALWAYS_INLINE u32 StackMap::this_cpu() const
 /*
  * count_hit - count one hit of @id (generation @gen) on CPU @cpu.
  *
- * Each CPU has its own direct-mapped cache of per-stack hit counts: word
- * id & mask of hit_cache_[cpu] holds (gen8, id, count). A hit on the
- * resident id adds 1 with a cmpxchg on that word: a line only this CPU
- * writes (each CPU's cache is 128-byte aligned, whole 128-byte pairs), so
- * in steady state, whatever the number of CPUs, the hit path writes no
- * line that another CPU writes. A hit on another id (or a stale word of an
- * older generation, or a full count) evicts: the word is replaced by
- * (gen8, id, 1) first and the evicted count of the current generation is
- * then added to hit_total_[old id] (a shared line, only on evictions).
+ * Each CPU has its own cache of per-stack hit counts, 8-way set
+ * associative: set id & hit_set_mask_ of hit_cache_[cpu] is one 64-byte
+ * line of kHitCacheWays words, each (gen8, id, count) or 0. A hit on a
+ * resident id adds 1 with a cmpxchg on its word: a line only this CPU
+ * writes (each CPU's cache is 128-byte aligned, whole lines per set), so in
+ * steady state, whatever the number of CPUs, the hit path writes no line
+ * that another CPU writes, as long as no more than kHitCacheWays hot ids of
+ * this CPU share a set (a direct-mapped cache failed that for two: ids
+ * that collide evicted each other on every hit). A miss (the id is not in
+ * its set, or its count is full) takes a way: an empty or stale one (older
+ * generation) if the set has one, else a pseudo-random victim, (id + sum of
+ * the set's counts) mod kHitCacheWays: no replacement state to write, and
+ * the sum changes with every hit in the set, so a victim choice is not
+ * repeated and a cold id with a large count is evicted in time too (unlike
+ * least-frequently-used). The way becomes (gen8, id, 1) first and the
+ * evicted count of the current generation is then added to
+ * hit_total_[old id] (a shared line, only on misses).
+ *
+ * The lookup reads the set's words with relaxed loads, one line. Two
+ * contexts of this CPU (an NMI nested on an insert) may both miss on the
+ * same id and put it into two ways: counts stay disjoint, hits_of() adds
+ * every way that holds the id, the lookup uses the first one.
  *
  * Why cmpxchg and not load + store: an NMI or interrupt on this CPU (or,
  * in user space, a thread that shares the CPU number) may run count_hit()
  * on the same word between our load and our write. With a plain store we
  * could write back a count the nested call already flushed, counting it
  * twice. With cmpxchg the loser's increment is simply lost: counts stay a
- * lower bound, never inflated. One attempt, no retry (bounded).
+ * lower bound, never inflated. One attempt, no retry (bounded: at most
+ * kHitCacheWays loads and one cmpxchg).
  *
  * Ordering: these are statistics and publish nothing, but a reader
  * (hits_of()) must not count an evicted count twice: once in hit_total_
@@ -264,15 +282,30 @@ FSM_ALWAYS_INLINE u32 StackMap::this_cpu() const
  */
 FSM_ALWAYS_INLINE void StackMap::count_hit(u32 cpu, u32 gen, u32 id)
 {
-	Atomic<u64> &w = hit_cache_[(u64)cpu * (hit_cache_mask_ + 1) + (id & hit_cache_mask_)];
+	Atomic<u64> *set = &hit_cache_[(u64)cpu * (hit_cache_mask_ + 1) +
+				       (u64)(id & hit_set_mask_) * kHitCacheWays];
 	const u64 key = hc_key(gen, id);
-	u64 cur = w.load(relaxed);
+	u32 victim = kHitCacheWays, sum = id;
+	u64 cur;
 
-	if (likely(hc_key_of(cur) == key && hc_count(cur) != 0xffffffffu)) {
-		(void)w.cmpxchg(cur, cur + 1, relaxed, relaxed);
-		return;
+	for (u32 i = 0; i < kHitCacheWays; i++) {
+		cur = set[i].load(relaxed);
+		if (likely(hc_key_of(cur) == key)) {
+			if (likely(hc_count(cur) != 0xffffffffu)) {
+				(void)set[i].cmpxchg(cur, cur + 1, relaxed, relaxed);
+				return;
+			}
+			victim = i;	/* full: flush it, start again at 1 */
+			break;
+		}
+		if (victim == kHitCacheWays && (!cur || hc_gen8(cur) != gen8(gen)))
+			victim = i;	/* empty or stale: first choice */
+		sum += hc_count(cur);
 	}
-	if (w.cmpxchg(cur, key | 1, relaxed, relaxed) && cur &&
+	if (victim == kHitCacheWays)
+		victim = sum & (kHitCacheWays - 1);
+	cur = set[victim].load(relaxed);
+	if (set[victim].cmpxchg(cur, key | 1, relaxed, relaxed) && cur &&
 	    hc_gen8(cur) == gen8(gen))
 		hit_total_[hc_id(cur)].fetch_add(hc_count(cur), release);
 }
@@ -285,11 +318,16 @@ u64 StackMap::hits_of(u32 gen, u32 id) const
 	u64 sum = hit_total_[id].load(acquire);
 
 	for (u32 c = 0; c < nr_shards_; c++) {
-		const u64 w = hit_cache_[(u64)c * (hit_cache_mask_ + 1) +
-					 (id & hit_cache_mask_)].load(relaxed);
+		const Atomic<u64> *set =
+			&hit_cache_[(u64)c * (hit_cache_mask_ + 1) +
+				    (u64)(id & hit_set_mask_) * kHitCacheWays];
 
-		if (hc_key_of(w) == key)
-			sum += hc_count(w);
+		for (u32 i = 0; i < kHitCacheWays; i++) {
+			const u64 w = set[i].load(relaxed);
+
+			if (hc_key_of(w) == key)
+				sum += hc_count(w);
+		}
 	}
 	return sum;
 }

@@ -16,7 +16,8 @@
  *   slots[2^(bits+1)] u64 words of the open-addressing hash table
  *   index[2^bits]   u64: id -> generation and arena offset of the record
  *   hit_total[2^bits] u32 per-stack hit counts flushed from the CPU caches
- *   hit_cache[ncpu][C] per-CPU direct-mapped caches of per-stack hit counts,
+ *   hit_cache[ncpu][C] per-CPU caches of per-stack hit counts, 8-way set
+ *                   associative, one 64-byte line per set,
  *                   C = min(2^bits, kHitCacheEntries) u64 words per CPU
  *   arena           variable-length records: 16-byte header + 8*nr bytes
  *
@@ -93,9 +94,13 @@ inline constexpr u32 kReserveRetries = 32;
 inline constexpr u32 kEmitRetries = 4;
 /*
  * Words of each CPU's hit cache (at most: min(capacity, this)), i.e. 2 KiB
- * per possible CPU. A power of two: the word of an id is id & (size - 1).
+ * per possible CPU (plus its 128-byte CpuShard: 2176 bytes per CPU). A
+ * power of two, split into sets of kHitCacheWays words, one 64-byte line
+ * each: the set of an id is id & (sets - 1), so up to kHitCacheWays hot ids
+ * that share a set stay resident together (see count_hit()).
  */
 inline constexpr u32 kHitCacheEntries = 256;
+inline constexpr u32 kHitCacheWays = 8;
 /*
  * cpu_relax() iterations reset() spins, preemption off, waiting for the
  * inserts in flight on one CPU before it lets others run (and re-checks).
@@ -278,6 +283,7 @@ private:
 	u32 arena_units_ = 0;	/* arena size in 8-byte units, < 2^32 - 1 */
 	u32 nr_shards_ = 0;
 	u32 hit_cache_mask_ = 0;	/* entries per CPU hit cache - 1 */
+	u32 hit_set_mask_ = 0;		/* sets per CPU hit cache - 1 */
 	u64 hash_and_ = 0;	/* test degradation of the hash */
 	u64 hash_or_ = 0;
 	HashKey key_{};

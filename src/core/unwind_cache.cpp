@@ -3,10 +3,13 @@
  * unwind_cache.cpp - per-task, per-entry user unwind cache: the state
  * machine described in unwind_cache.h, and its C entry points.
  *
- * Atomics are GCC __atomic builtins with literal memory orders on the
- * fields of struct fsm_uwc_task (a C struct, so the kernel glue can embed
- * it); each one says what it publishes or what it pairs with.
+ * The atomic words are fields of struct fsm_uwc_task, a C struct (the
+ * kernel glue embeds it), and the caller's per-CPU cookie counter: every
+ * access goes through fsm::AtomicRef (platform.h's rule), with its memory
+ * order written at the call site; each one says what it publishes or what
+ * it pairs with.
  */
+#include "platform.h"
 #include "unwind_cache.h"
 
 namespace fsm::unwind {
@@ -25,9 +28,9 @@ u64 cookie_next(u64 *cpu_counter, u32 cpu)
 	 * sequence wraps at 2^48 and skips 0, so a cookie is never 0; a second
 	 * wrap-around within one call would need 2^48 nested increments.
 	 */
-	u64 seq = __atomic_add_fetch(cpu_counter, 1, __ATOMIC_RELAXED) & kCookieSeqMask;
+	u64 seq = (AtomicRef(*cpu_counter).fetch_add(1, relaxed) + 1) & kCookieSeqMask;
 	if (!seq)
-		seq = __atomic_add_fetch(cpu_counter, 1, __ATOMIC_RELAXED) & kCookieSeqMask;
+		seq = (AtomicRef(*cpu_counter).fetch_add(1, relaxed) + 1) & kCookieSeqMask;
 	return seq << kCookieCpuBits | cpu;
 }
 
@@ -68,7 +71,7 @@ int cache_request(fsm_uwc_task &t, u64 sig, u32 instance, u64 *cpu_counter,
 		 * DONE (complete_end), and via the RMWs after them: we see sig,
 		 * the cleared next mask and, in DONE, the result.
 		 */
-		u64 w = __atomic_load_n(&t.state, __ATOMIC_ACQUIRE);
+		u64 w = AtomicRef(t.state).load(acquire);
 		const u64 st = state_of(w);
 		bool new_entry = st == kStIdle;
 
@@ -79,10 +82,10 @@ int cache_request(fsm_uwc_task &t, u64 sig, u32 instance, u64 *cpu_counter,
 			 * re-load below sees the state that came with it and we
 			 * start over instead of comparing against the wrong entry.
 			 */
-			const u64 esig = __atomic_load_n(&t.sig, __ATOMIC_ACQUIRE);
+			const u64 esig = AtomicRef(t.sig).load(acquire);
 
 			FSM_UWC_TEST_HOOK(t, kHookDoneSigRead);
-			if (__atomic_load_n(&t.state, __ATOMIC_RELAXED) != w)
+			if (AtomicRef(t.state).load(relaxed) != w)
 				continue;
 			new_entry = esig != sig;
 		}
@@ -93,10 +96,21 @@ int cache_request(fsm_uwc_task &t, u64 sig, u32 instance, u64 *cpu_counter,
 			 * decides; acquire pairs with the harvest's release so that
 			 * a CACHED requester sees the finished result.
 			 */
-			const u64 old = __atomic_fetch_or(&t.req[buf_of(w)], bit,
-							  __ATOMIC_ACQUIRE);
+			FSM_UWC_TEST_HOOK(t, kHookJoining);
+			const u64 old = AtomicRef(t.req[buf_of(w)]).fetch_or(bit,
+									    acquire);
 
 			cookie = cookie_of(w);
+			/*
+			 * The concurrency contract (unwind_cache.h): not yet
+			 * harvested, so the entry we joined cannot have ended.
+			 * If it did, our bit went into a mask already cleared
+			 * for a later entry. Evaluated only where FSM_ASSERT
+			 * checks. Acquire: a violator's state change precedes
+			 * its clearing of the word we just read.
+			 */
+			FSM_ASSERT((old & kHarvested) ||
+				   cookie_of(AtomicRef(t.state).load(acquire)) == cookie_of(w));
 			if (!(old & kHarvested))
 				return FSM_UWC_PENDING;
 			return (old & bit) ? FSM_UWC_DELIVERED : FSM_UWC_CACHED;
@@ -113,17 +127,15 @@ int cache_request(fsm_uwc_task &t, u64 sig, u32 instance, u64 *cpu_counter,
 		 * Acquire on success continues the acquire above (the RMW reads
 		 * the same release sequence); relaxed on failure: we reload.
 		 */
-		if (!__atomic_compare_exchange_n(&t.state, &w,
-						 make_state(new_cookie, nb, kStBusy),
-						 false, __ATOMIC_ACQUIRE,
-						 __ATOMIC_RELAXED))
+		if (!AtomicRef(t.state).cmpxchg(w, make_state(new_cookie, nb, kStBusy),
+						acquire, relaxed))
 			continue;
 		FSM_UWC_TEST_HOOK(t, kHookClaimed);
 		/*
 		 * BUSY(new_cookie, nb) is ours. Release: pairs with the acquire
 		 * load of sig by a DONE-state requester (see above).
 		 */
-		__atomic_store_n(&t.sig, sig, __ATOMIC_RELEASE);
+		AtomicRef(t.sig).store(sig, release);
 		/*
 		 * req[nb] was cleared by the previous complete_end() before it
 		 * published DONE (or is zero from init). Nested requesters that
@@ -131,10 +143,10 @@ int cache_request(fsm_uwc_task &t, u64 sig, u32 instance, u64 *cpu_counter,
 		 * store. Relaxed: published by the PENDING release below, and the
 		 * harvest reads it through the RMW chain anyway.
 		 */
-		__atomic_fetch_or(&t.req[nb], bit, __ATOMIC_RELAXED);
+		(void)AtomicRef(t.req[nb]).fetch_or(bit, relaxed);
 		/* Release: publishes sig (pairs with every acquire load of state). */
-		__atomic_store_n(&t.state, make_state(new_cookie, nb, kStPending),
-				 __ATOMIC_RELEASE);
+		AtomicRef(t.state).store(make_state(new_cookie, nb, kStPending),
+					 release);
 		cookie = new_cookie;
 		return FSM_UWC_QUEUE;
 	}
@@ -144,7 +156,7 @@ int cache_request(fsm_uwc_task &t, u64 sig, u32 instance, u64 *cpu_counter,
 int complete_begin(fsm_uwc_task &t, u64 &w)
 {
 	/* Acquire: pairs with the claimer's PENDING release (sig). */
-	w = __atomic_load_n(&t.state, __ATOMIC_ACQUIRE);
+	w = AtomicRef(t.state).load(acquire);
 	if (state_of(w) == kStBusy)
 		return FSM_UWC_EBUSY;
 	if (state_of(w) != kStPending)
@@ -155,8 +167,7 @@ int complete_begin(fsm_uwc_task &t, u64 &w)
 	 * sees BUSY or DONE). Requesters treat BUSY like PENDING and join.
 	 * Acquire: as the load above; relaxed on failure: we return.
 	 */
-	if (!__atomic_compare_exchange_n(&t.state, &w, busy, false,
-					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	if (!AtomicRef(t.state).cmpxchg(w, busy, acquire, relaxed))
 		return FSM_UWC_EBUSY;
 	w = busy;
 	return 0;
@@ -168,25 +179,25 @@ void complete_end(fsm_uwc_task &t, u64 w, u64 exit_sig, fsm_uwc_delivery &out)
 	const u64 c = cookie_of(w);
 
 	/* Relaxed: only claimers write sig, and none can run while we are BUSY. */
-	if (__atomic_load_n(&t.sig, __ATOMIC_RELAXED) != exit_sig)
+	if (AtomicRef(t.sig).load(relaxed) != exit_sig)
 		t.res.flags |= FSM_UW_RES_LATE;
 	/*
 	 * The entry's final signature: late requests on the way out compare
 	 * against the registers we return to. Release: pairs with the acquire
 	 * load of sig by DONE-state requesters (they re-check state after).
 	 */
-	__atomic_store_n(&t.sig, exit_sig, __ATOMIC_RELEASE);
+	AtomicRef(t.sig).store(exit_sig, release);
 	/*
 	 * The next entry's mask starts empty. Nobody uses req[b ^ 1] during
 	 * this entry; relaxed, published by the DONE release below, which the
 	 * next claimer acquires before it touches req[b ^ 1].
 	 */
-	__atomic_store_n(&t.req[b ^ 1], 0, __ATOMIC_RELAXED);
+	AtomicRef(t.req[b ^ 1]).store(0, relaxed);
 	/*
 	 * Release: publishes res, entries, sig and the cleared mask to every
 	 * requester that loads DONE with acquire (fsm_uwc_read, late requests).
 	 */
-	__atomic_store_n(&t.state, make_state(c, b, kStDone), __ATOMIC_RELEASE);
+	AtomicRef(t.state).store(make_state(c, b, kStDone), release);
 	FSM_UWC_TEST_HOOK(t, kHookDonePublished);
 	/*
 	 * Harvest. Requesters that OR'ed their bit before this RMW are
@@ -196,7 +207,7 @@ void complete_end(fsm_uwc_task &t, u64 w, u64 exit_sig, fsm_uwc_delivery &out)
 	 * loads state. Acquire: nothing to pair with, kept for symmetry of
 	 * the RMW chain.
 	 */
-	const u64 mask = __atomic_fetch_or(&t.req[b], kHarvested, __ATOMIC_ACQ_REL);
+	const u64 mask = AtomicRef(t.req[b]).fetch_or(kHarvested, acq_rel);
 
 	out.cookie = c;
 	out.mask = mask & ~kHarvested;
@@ -208,7 +219,7 @@ int cache_read(const fsm_uwc_task &t, u64 cookie, u64 *entries, u32 max,
 	       fsm_uw_result &res)
 {
 	/* Acquire: pairs with the DONE release in complete_end (res, entries). */
-	const u64 w = __atomic_load_n(&t.state, __ATOMIC_ACQUIRE);
+	const u64 w = AtomicRef(t.state).load(acquire);
 
 	if (cookie == FSM_UWC_COOKIE_NONE || state_of(w) != kStDone ||
 	    cookie_of(w) != cookie)
@@ -227,7 +238,7 @@ int cache_read(const fsm_uwc_task &t, u64 cookie, u64 *entries, u32 max,
 
 void cache_entry_exit(fsm_uwc_task &t)
 {
-	u64 w = __atomic_load_n(&t.state, __ATOMIC_RELAXED);
+	u64 w = AtomicRef(t.state).load(relaxed);
 
 	if (state_of(w) != kStDone)
 		return;
@@ -237,15 +248,14 @@ void cache_entry_exit(fsm_uwc_task &t)
 	 * DONE release sequence for the next claimer; on failure the state
 	 * already moved on and there is nothing to forget.
 	 */
-	(void)__atomic_compare_exchange_n(&t.state, &w,
-					  make_state(0, buf_of(w), kStIdle), false,
-					  __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	(void)AtomicRef(t.state).cmpxchg(w, make_state(0, buf_of(w), kStIdle),
+					 relaxed, relaxed);
 }
 
 int cache_abort(fsm_uwc_task &t, u64 cookie)
 {
 	/* Acquire: as complete_begin(), pairs with the claimer's PENDING release. */
-	u64 w = __atomic_load_n(&t.state, __ATOMIC_ACQUIRE);
+	u64 w = AtomicRef(t.state).load(acquire);
 
 	if (state_of(w) != kStPending || cookie_of(w) != cookie)
 		return FSM_UWC_ENOENT;
@@ -255,8 +265,8 @@ int cache_abort(fsm_uwc_task &t, u64 cookie)
 	 * entry (a task work that got queued after all would see BUSY or IDLE
 	 * and return ENOENT/EBUSY). Relaxed on failure: we return.
 	 */
-	if (!__atomic_compare_exchange_n(&t.state, &w, make_state(cookie, b, kStBusy),
-					 false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	if (!AtomicRef(t.state).cmpxchg(w, make_state(cookie, b, kStBusy),
+					acquire, relaxed))
 		return FSM_UWC_EBUSY;
 	/*
 	 * The next claim takes req[b ^ 1]: clear it, as complete_end() does
@@ -264,16 +274,16 @@ int cache_abort(fsm_uwc_task &t, u64 cookie)
 	 * next one clears it (its own complete_end() or abort). Relaxed:
 	 * published by the IDLE release below, which the next claimer acquires.
 	 */
-	__atomic_store_n(&t.req[b ^ 1], 0, __ATOMIC_RELAXED);
+	AtomicRef(t.req[b ^ 1]).store(0, relaxed);
 	/* Release: pairs with every acquire load of state (the cleared mask). */
-	__atomic_store_n(&t.state, make_state(0, b, kStIdle), __ATOMIC_RELEASE);
+	AtomicRef(t.state).store(make_state(0, b, kStIdle), release);
 	return 0;
 }
 
 u32 cache_state(const fsm_uwc_task &t, u64 *cookie)
 {
 	/* Acquire: a caller may go on to read what that state published. */
-	const u64 w = __atomic_load_n(&t.state, __ATOMIC_ACQUIRE);
+	const u64 w = AtomicRef(t.state).load(acquire);
 
 	if (cookie)
 		*cookie = cookie_of(w);
@@ -284,6 +294,7 @@ u32 cache_state(const fsm_uwc_task &t, u64 *cookie)
 
 /* ---- C entry points (fsm_unwind.h) ---- */
 
+/* Context: no other user of @t (the AtomicRef rule's init exception). */
 extern "C" void fsm_uwc_init(struct fsm_uwc_task *t)
 {
 	__builtin_memset(t, 0, sizeof(*t));

@@ -59,8 +59,22 @@
  * is lock-free and bounded. Outside them (two unrelated threads on one
  * fsm_uwc_task) it is not correct: a requester that read a DONE word of an
  * entry that then ended and restarted could OR its bit into a mask that was
- * already cleared for the next entry. The user-space race tests keep to the
- * contract (a "task" thread plus "nested" requesters on the same entry).
+ * already cleared for the next entry (a zeroed request word leaks the bit
+ * into the next entry, which then serves an instance that never asked in
+ * it). The user-space race tests keep to the contract (a "task" thread plus
+ * "nested" requesters on the same entry); the kernel glue keeps to it by
+ * construction (a task's slot is only ever used by that task, from
+ * fsm_ustack_request() on current and from its own task works).
+ *
+ * Enforced where FSM_ASSERT checks (user-space tests, FSM_DEBUG kernels): a
+ * requester whose RMW found no kHarvested (it will be served by the harvest
+ * of the entry it joined) re-reads state; under the contract nothing can
+ * end that entry before its harvest while the requester (or the context it
+ * is nested on) runs, so the cookie must still be the one it joined. A
+ * different cookie means the entry ended and a later one cleared the word
+ * under it: the assertion fires (Cache.ContractViolationIsCaught). On
+ * weakly ordered CPUs the re-read may miss some violations; on x86 (TSO)
+ * it cannot.
  *
  * Memory ordering (each access in unwind_cache.cpp names its pair):
  *  - state: load-acquire by requesters and complete pairs with the
@@ -124,6 +138,7 @@ enum TestHookPoint : u32 {
 	kHookClaimed,		/* request: state is BUSY(new cookie), sig/bit not yet set */
 	kHookDoneSigRead,	/* request: DONE word and sig read, not yet re-checked */
 	kHookDonePublished,	/* complete_end: DONE stored, mask not yet harvested */
+	kHookJoining,		/* request: joining entry w (checked), bit not yet OR'ed */
 };
 #ifdef FSM_UNWIND_TEST_HOOKS
 extern void (*test_hook)(fsm_uwc_task *t, u32 point);

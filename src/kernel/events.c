@@ -521,9 +521,11 @@ static void fsm_detach_all_locked(struct fsm_inst *inst)
  * options/stackmap calls it before it enables the event, so that the map
  * (up to hundreds of MiB at bits=20) is allocated and zeroed without any
  * global lock held; the REGISTER callback, which runs under event_mutex,
- * then finds it. (Enabling events/stackmap/stack_id directly still
- * allocates there, see fsm_map_alloc_locked().)
- * Context: task, no lock held.
+ * then finds it. Enabling events/stackmap/stack_id directly calls it from
+ * that callback (fsm_register()), with event_mutex held by the kernel but
+ * not fsm_mutex. Two callers race harmlessly: both allocate, the first to
+ * publish under fsm_mutex wins, the other frees its map.
+ * Context: task, fsm_mutex not held (event_mutex may be).
  * Return: 0, or the error of fsm_map_new() (-ENOMEM past memory_budget_mb).
  */
 int fsm_inst_prepare_map(struct fsm_inst *inst)
@@ -552,31 +554,13 @@ int fsm_inst_prepare_map(struct fsm_inst *inst)
 	return 0;
 }
 
-static int fsm_map_alloc_locked(struct fsm_inst *inst)
-{
-	struct fsm_map_params p = {
-		.bits = fsm_bits,
-		.max_depth = FSM_MAX_KERNEL_DEPTH,
-	};
-	struct fsm_map *map;
-
-	if (inst->map)
-		return 0;
-	map = fsm_map_new(&p, fsm_inst_label(inst), "stack map", &inst->gen);
-	if (IS_ERR(map))
-		return PTR_ERR(map);
-	/* Pairs with smp_load_acquire() of the readers (nodes.c). */
-	smp_store_release(&inst->map, map);
-	return 0;
-}
-
 /*
  * TRACE_REG_REGISTER of stackmap:stack_id in @file's instance.
  * Context: task, event_mutex held (by the kernel).
  */
 static int fsm_register(struct trace_event_file *file)
 {
-	struct fsm_inst *inst;
+	struct fsm_inst *inst, *ref = NULL;
 	struct fsm_src *src;
 	int ret;
 
@@ -591,9 +575,38 @@ static int fsm_register(struct trace_event_file *file)
 		ret = PTR_ERR(inst);
 		goto out;
 	}
-	ret = fsm_map_alloc_locked(inst);
-	if (ret)
-		goto out;
+	if (!inst->map) {
+		/*
+		 * The event was enabled directly, not through options/
+		 * stackmap: allocate and zero the map without fsm_mutex (the
+		 * kernel holds event_mutex around this callback, which we
+		 * cannot drop), with a reference that keeps the instance,
+		 * then look the instance up again: exit or an rmdir may have
+		 * run meanwhile.
+		 */
+		ref = fsm_inst_get_by_id(inst->id);
+		mutex_unlock(&fsm_mutex);
+		ret = ref ? fsm_inst_prepare_map(ref) : -ENODEV;
+		mutex_lock(&fsm_mutex);
+		if (ret)
+			goto out;
+		if (!fsm_ready) {
+			ret = -ENODEV;
+			goto out;
+		}
+		inst = fsm_inst_find_or_create_locked(file);
+		if (IS_ERR(inst)) {
+			ret = PTR_ERR(inst);
+			goto out;
+		}
+		if (!inst->map) {
+			/* a new instance object took its place meanwhile */
+			pr_warn_ratelimited("%s: instance changed while its map was allocated\n",
+					    fsm_inst_label(inst));
+			ret = -EAGAIN;
+			goto out;
+		}
+	}
 
 	/*
 	 * A new recording: ids carry their stack inline once more. The epoch
@@ -618,6 +631,8 @@ static int fsm_register(struct trace_event_file *file)
 	}
 out:
 	mutex_unlock(&fsm_mutex);
+	if (ref)
+		fsm_inst_put(ref);
 	return ret;
 }
 

@@ -49,6 +49,7 @@
 #include <linux/vmalloc.h>
 
 #include "fsm_buildid.h"
+#include "param.h"
 #include "ustack.h"
 
 #define FSM_FID_PROBE		4
@@ -95,26 +96,11 @@ static atomic64_t fsm_fid_bid_uncached;	/* build-id reads answered "not cached" 
 
 static unsigned int fsm_file_map_interval_ms = 200;
 
-static int fsm_interval_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int v;
-
-	if (kstrtouint(val, 0, &v) || v < 1 || v > 3600000) {
-		pr_err("file_map_interval_ms=%s invalid (accepted: 1..3600000)\n",
-		       val);
-		return -EINVAL;
-	}
-	WRITE_ONCE(*(unsigned int *)kp->arg, v);
-	return 0;
-}
-
-static const struct kernel_param_ops fsm_interval_ops = {
-	.set = fsm_interval_set,
-	.get = param_get_uint,
+static struct fsm_param_range fsm_interval_range = {
+	.val = &fsm_file_map_interval_ms, .min = 1, .max = 3600000,
 };
-
-module_param_cb(file_map_interval_ms, &fsm_interval_ops,
-		&fsm_file_map_interval_ms, 0644);
+module_param_cb(file_map_interval_ms, &fsm_param_range_ops,
+		&fsm_interval_range, 0644);
 MODULE_PARM_DESC(file_map_interval_ms,
 		 "Re-emit a stackmap:file_map record for a file id used after this many ms (1..3600000, default 200)");
 
@@ -122,33 +108,13 @@ static unsigned int fsm_file_table_bits = FSM_FILEID_BITS_DEFAULT;
 
 /*
  * file_table_bits: 2^N entries in the file table, fixed at load time.
- * Validated like bits: a malformed or out-of-range value fails the load
- * with -EINVAL and one dmesg line, never clamped.
+ * Validated like bits (param.h): never clamped.
  */
-static int fsm_table_bits_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int v;
-
-	if (kstrtouint(val, 0, &v)) {
-		pr_err("file_table_bits=%s is not a number (accepted: %u..%u)\n",
-		       val, FSM_FILEID_BITS_MIN, FSM_FILEID_BITS_MAX);
-		return -EINVAL;
-	}
-	if (v < FSM_FILEID_BITS_MIN || v > FSM_FILEID_BITS_MAX) {
-		pr_err("file_table_bits=%u out of range (accepted: %u..%u)\n",
-		       v, FSM_FILEID_BITS_MIN, FSM_FILEID_BITS_MAX);
-		return -EINVAL;
-	}
-	*(unsigned int *)kp->arg = v;
-	return 0;
-}
-
-static const struct kernel_param_ops fsm_table_bits_ops = {
-	.set = fsm_table_bits_set,
-	.get = param_get_uint,
+static struct fsm_param_range fsm_table_bits_range = {
+	.val = &fsm_file_table_bits,
+	.min = FSM_FILEID_BITS_MIN, .max = FSM_FILEID_BITS_MAX,
 };
-
-module_param_cb(file_table_bits, &fsm_table_bits_ops, &fsm_file_table_bits,
+module_param_cb(file_table_bits, &fsm_param_range_ops, &fsm_table_bits_range,
 		0444);
 MODULE_PARM_DESC(file_table_bits,
 		 "File table capacity exponent: 2^N distinct mapped files described at a time, accepted "

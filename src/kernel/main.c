@@ -21,6 +21,7 @@
 #include <linux/string.h>
 
 #include "fsm.h"
+#include "param.h"
 #include "ustack.h"
 
 unsigned int fsm_bits = FSM_BITS_DEFAULT;
@@ -40,35 +41,12 @@ static atomic64_t fsm_mem_charged = ATOMIC64_INIT(0);
 
 /*
  * bits: capacity exponent of every stack map (2^bits stacks per instance,
- * 2^(bits+1) hash slots). Validated, never clamped: a malformed or
- * out-of-range value fails the load with -EINVAL and one dmesg line.
+ * 2^(bits+1) hash slots). Validated, never clamped (param.h).
  */
-static int fsm_bits_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int v;
-	int ret;
-
-	ret = kstrtouint(val, 0, &v);
-	if (ret) {
-		pr_err("bits=%s is not a number (accepted: %u..%u)\n",
-		       val, FSM_BITS_MIN, FSM_BITS_MAX);
-		return -EINVAL;
-	}
-	if (v < FSM_BITS_MIN || v > FSM_BITS_MAX) {
-		pr_err("bits=%u out of range (accepted: %u..%u)\n",
-		       v, FSM_BITS_MIN, FSM_BITS_MAX);
-		return -EINVAL;
-	}
-	*(unsigned int *)kp->arg = v;
-	return 0;
-}
-
-static const struct kernel_param_ops fsm_bits_ops = {
-	.set = fsm_bits_set,
-	.get = param_get_uint,
+static struct fsm_param_range fsm_bits_range = {
+	.val = &fsm_bits, .min = FSM_BITS_MIN, .max = FSM_BITS_MAX,
 };
-
-module_param_cb(bits, &fsm_bits_ops, &fsm_bits, 0444);
+module_param_cb(bits, &fsm_param_range_ops, &fsm_bits_range, 0444);
 MODULE_PARM_DESC(bits,
 		 "Stack map capacity exponent: 2^bits distinct stacks per instance, accepted "
 		 __stringify(FSM_BITS_MIN) ".." __stringify(FSM_BITS_MAX)
@@ -78,27 +56,10 @@ MODULE_PARM_DESC(bits,
  * memory_budget_mb: validated like bits. Writable at run time (0644): a
  * lower budget refuses new maps, it never frees existing ones.
  */
-static int fsm_budget_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int v;
-
-	if (kstrtouint(val, 0, &v) || v < FSM_BUDGET_MIN_MB ||
-	    v > FSM_BUDGET_MAX_MB) {
-		pr_warn_ratelimited("memory_budget_mb=%.*s out of range (accepted: %u..%u)\n",
-				    (int)strcspn(val, "\n"), val,
-				    FSM_BUDGET_MIN_MB, FSM_BUDGET_MAX_MB);
-		return -EINVAL;
-	}
-	WRITE_ONCE(*(unsigned int *)kp->arg, v);
-	return 0;
-}
-
-static const struct kernel_param_ops fsm_budget_ops = {
-	.set = fsm_budget_set,
-	.get = param_get_uint,
+static struct fsm_param_range fsm_budget_range = {
+	.val = &fsm_budget_mb, .min = FSM_BUDGET_MIN_MB, .max = FSM_BUDGET_MAX_MB,
 };
-
-module_param_cb(memory_budget_mb, &fsm_budget_ops, &fsm_budget_mb, 0644);
+module_param_cb(memory_budget_mb, &fsm_param_range_ops, &fsm_budget_range, 0644);
 MODULE_PARM_DESC(memory_budget_mb,
 		 "Memory of all stack maps together, MiB, accepted "
 		 __stringify(FSM_BUDGET_MIN_MB) ".." __stringify(FSM_BUDGET_MAX_MB)

@@ -169,8 +169,8 @@ static struct fsm_reader *fsm_reader_open(struct inode *inode,
 	r->kaddr = fsm_compat_show_kaddr(file);
 	down_read(&r->inst->map_rwsem);
 	/*
-	 * Pairs with smp_store_release() in fsm_map_alloc_locked() (events.c)
-	 * and fsm_ust_umap_alloc() (ustack.c).
+	 * Pairs with smp_store_release() in fsm_inst_prepare_map() (events.c)
+	 * and fsm_ust_umap_alloc() (ustack_deliver.c).
 	 */
 	r->map = smp_load_acquire(&r->inst->map);
 	if (r->map) {
@@ -361,7 +361,7 @@ static void fsm_inst_reset(struct fsm_inst *inst)
 	u32 gen = 0, ugen = 0;
 
 	down_write(&inst->map_rwsem);
-	/* Pairs with smp_store_release() in fsm_map_alloc_locked(). */
+	/* Pairs with smp_store_release() in fsm_inst_prepare_map(). */
 	map = smp_load_acquire(&inst->map);
 	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
 	umap = smp_load_acquire(&inst->umap);
@@ -598,7 +598,7 @@ static int fsm_stat_show(struct seq_file *m, void *v)
 	mutex_unlock(&fsm_mutex);
 
 	down_read(&inst->map_rwsem);
-	/* Pairs with smp_store_release() in fsm_map_alloc_locked(). */
+	/* Pairs with smp_store_release() in fsm_inst_prepare_map(). */
 	map = smp_load_acquire(&inst->map);
 	if (map) {
 		fsm_map_stats(map, &st);

@@ -502,7 +502,9 @@ static DEFINE_MUTEX(fsm_ust_opt_mutex);
 
 /*
  * Allocate the instance's user stack map (once; it lives as long as the
- * instance). Context: task, fsm_ust_opt_mutex held.
+ * instance). The map is allocated and zeroed without any lock held, then
+ * published under fsm_ust_opt_mutex; of two racing writers the second
+ * frees its map. Context: task, no lock held.
  * Return: 0 or -errno (with one dmesg line).
  */
 static int fsm_ust_umap_alloc(struct fsm_inst *inst)
@@ -513,16 +515,23 @@ static int fsm_ust_umap_alloc(struct fsm_inst *inst)
 		.arena_bytes = (8ULL * FSM_UST_MEAN_WORDS + 16) << fsm_bits,
 	};
 	struct fsm_map *map;
+	u32 gen;
 
-	lockdep_assert_held(&fsm_ust_opt_mutex);
-	if (inst->umap)
+	/* Pairs with the smp_store_release() below. */
+	if (smp_load_acquire(&inst->umap))
 		return 0;
-	map = fsm_map_new(&p, fsm_inst_label(inst), "user stack map",
-			  &inst->ugen);
+	map = fsm_map_new(&p, fsm_inst_label(inst), "user stack map", &gen);
 	if (IS_ERR(map))
 		return PTR_ERR(map);
-	/* Pairs with smp_load_acquire() in fsm_ust_get_id() and nodes.c. */
-	smp_store_release(&inst->umap, map);
+	mutex_lock(&fsm_ust_opt_mutex);
+	if (!inst->umap) {
+		inst->ugen = gen;
+		/* Pairs with smp_load_acquire() above, in fsm_ust_get_id() and nodes.c. */
+		smp_store_release(&inst->umap, map);
+		map = NULL;
+	}
+	mutex_unlock(&fsm_ust_opt_mutex);
+	fsm_map_free(map);	/* another writer was first */
 	return 0;
 }
 
@@ -546,9 +555,7 @@ static ssize_t fsm_ust_opt_write(struct file *file, const char __user *ubuf,
 	if (!inst)
 		return -ENODEV;
 	if (on) {
-		mutex_lock(&fsm_ust_opt_mutex);
 		ret = fsm_ust_umap_alloc(inst);
-		mutex_unlock(&fsm_ust_opt_mutex);
 		if (ret) {
 			fsm_inst_put(inst);
 			return ret;

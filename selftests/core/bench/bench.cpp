@@ -448,6 +448,37 @@ int main(int argc, char **argv)
 		printf("seed_hot_2t_scaling=n/a\n");
 	}
 
+	/*
+	 * 4b. Two hot stacks whose ids collide in a direct-mapped 256-word hit
+	 * cache (ids 0 and 256), each thread alternating between them, 1 vs 2
+	 * threads on different CPUs. A cache that cannot hold both evicts on
+	 * every hit and writes the shared per-id totals: two threads then
+	 * write the same lines. Compare with hot_2t_scaling.
+	 */
+	if (std::thread::hardware_concurrency() >= 2) {
+		fsm_map *m = make_ours(14);
+		for (size_t i = 0; i <= 256; i++) {
+			fsm_insert_result r{};
+			if (fsm_map_insert(m, s16.ips(i), s16.nr[i], 1, &r) || r.id != i)
+				abort();
+		}
+		const u64 *a = s16.ips(0), *b = s16.ips(256);
+		Scaling coll = scaling(hot_ops, [&]() -> u64 {
+			static thread_local bool odd;
+			fsm_insert_result res;
+			odd = !odd;
+			if (fsm_map_insert(m, odd ? a : b, 16, 1, &res))
+				abort();
+			return res.id;
+		});
+		printf("collide_2t_scaling=%.2f\n", coll.ratio);
+		printf("collide_ns_1t=%.1f\n", coll.ns_1t);
+		printf("collide_ns_2t_per_thread=%.1f\n", coll.ns_2t);
+		fsm_map_destroy(m);
+	} else {
+		printf("collide_2t_scaling=n/a\n");
+	}
+
 	/* 5. Memory per stack. */
 	{
 		fsm_map *m = make_ours(14);

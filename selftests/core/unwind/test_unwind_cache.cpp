@@ -9,12 +9,15 @@
 
 #include <atomic>
 #include <barrier>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <random>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "unwind_cache.h"
 
@@ -573,6 +576,47 @@ TEST_F(Cache, StateChangeDuringSignatureCheckRetries)
 	EXPECT_NE(c1, c0);
 	ASSERT_EQ(complete(8, w, d), 0);
 	EXPECT_EQ(d.mask, (1ull << 1) | (1ull << 2));
+}
+
+TEST_F(Cache, ContractViolationIsCaught)
+{
+	/*
+	 * Outside the contract (unwind_cache.h): a requester has checked the
+	 * DONE word of entry c0 and is about to OR its bit into req[b]; an
+	 * unrelated thread (not a context nested on the task) ends c0, runs a
+	 * whole entry c1 (whose end clears req[b] for the next entry) and ends
+	 * it. The requester's bit would land in the cleared word and leak into
+	 * the next entry: the debug assertion must stop it, never a silent
+	 * PENDING for a finished entry.
+	 */
+	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	u64 c0, c;
+	FakeWalk w;
+	fsm_uwc_delivery d;
+	ASSERT_EQ(req(7, 0, &c0), FSM_UWC_QUEUE);
+	ASSERT_EQ(complete(7, w, d), 0);
+	auto violate = [&] {
+		Nested n(uw::kHookJoining, [&](fsm_uwc_task *) {
+			u64 c1;
+			FakeWalk w1;
+			fsm_uwc_delivery d1;
+			fsm_uwc_entry_exit(&t);
+			if (req(8, 1, &c1) != FSM_UWC_QUEUE || complete(8, w1, d1))
+				_exit(3);	/* setup failed: not the death tested */
+			fsm_uwc_entry_exit(&t);
+		});
+		int r = req(7, 2, &c);
+		/* Reached only without the assertion: say what went wrong. */
+		fprintf(stderr, "request returned %d for cookie %s\n", r,
+			c == c0 ? "c0 (finished)" : "other");
+		exit(0);
+	};
+	/* FSM_ASSERT traps: ud2 on x86 (SIGILL), brk on arm64 (SIGTRAP). */
+#if defined(__x86_64__) || defined(__i386__)
+	EXPECT_EXIT(violate(), testing::KilledBySignal(SIGILL), "");
+#else
+	EXPECT_EXIT(violate(), testing::KilledBySignal(SIGTRAP), "");
+#endif
 }
 
 TEST_F(Cache, RequestDuringWalkIsServed)

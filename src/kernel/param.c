@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * param.c - the ranged unsigned int module parameter (param.h), shared by
+ * bits, memory_budget_mb (main.c), file_table_bits and
+ * file_map_interval_ms (fileid.c).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/kstrtox.h>
+#include <linux/module.h>
+#include <linux/printk.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+
+#include "param.h"
+
+/* Context: task (insmod, or a write of /sys/module/.../parameters/NAME). */
+static int fsm_param_range_set(const char *val, const struct kernel_param *kp)
+{
+	const struct fsm_param_range *r = kp->arg;
+	unsigned int v;
+
+	if (kstrtouint(val, 0, &v) || v < r->min || v > r->max) {
+		pr_warn_ratelimited("%s=%.*s out of range (accepted: %u..%u)\n",
+				    kp->name, (int)strcspn(val, "\n"), val,
+				    r->min, r->max);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*r->val, v);
+	return 0;
+}
+
+static int fsm_param_range_get(char *buf, const struct kernel_param *kp)
+{
+	const struct fsm_param_range *r = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*r->val));
+}
+
+const struct kernel_param_ops fsm_param_range_ops = {
+	.set = fsm_param_range_set,
+	.get = fsm_param_range_get,
+};
