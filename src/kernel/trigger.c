@@ -57,13 +57,16 @@
 #include <linux/kernel.h>
 #include <linux/list.h>
 #include <linux/lockdep.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/trace_events.h>
 #include <linux/tracepoint.h>
+#include <linux/utsname.h>
 
 #include "compat.h"
 #include "compat_layouts.h"
@@ -85,6 +88,8 @@ static struct trace_event_file *(*fsm_k_find_event_file)(struct trace_array *tr,
 static struct fsm_kl_command *fsm_k_st;
 static int (*fsm_k_init)(struct fsm_kl_trigger_data *data);
 static void (*fsm_k_free)(struct fsm_kl_trigger_data *data);
+/* free_event_filter(), for the rmmod path (NULL: free one by one) */
+static void (*fsm_k_free_filter)(struct event_filter *filter);
 
 static struct fsm_kl_command fsm_cmd;
 static bool fsm_cmd_on;		/* fsm_cmd is on trigger_commands */
@@ -100,6 +105,11 @@ static struct fsm_src *fsm_trig_src;
  *            go through it; valid as long as the instance (its triggers
  *            are cleared before its files are freed) and this module
  * @inst:     our instance (a reference held)
+ * @mod:      the module of the triggering event (a reference held), or
+ *            NULL (built-in or dynamic event): its event files live as
+ *            long as the module, and rmmod of it would free @file under
+ *            the trigger (the kernel never clears a module's triggers)
+ * @said_filtered: the trigger wrote the "event has a filter" line (xchg)
  */
 struct fsm_trig {
 	struct list_head node;
@@ -107,21 +117,18 @@ struct fsm_trig {
 	struct trace_event_file *file;
 	struct trace_event_file *sid_file;
 	struct fsm_inst *inst;
+	struct module *mod;
+	int said_filtered;
 };
 
 static LIST_HEAD(fsm_trigs);
+/* rmmod: triggers off their events, freed after one grace period */
+static LIST_HEAD(fsm_trigs_dead);
+static bool fsm_trig_exiting;	/* event_mutex */
 /* "user" seen by fsm_trig_parse(), for fsm_trig_get_ops() (event_mutex) */
 static bool fsm_parse_user;
 /* fsm_trig_reg() said why it refused (event_mutex): one dmesg line */
 static bool fsm_reg_said;
-
-/* Context: the trigger (preemption disabled, rcu_read_lock_sched). */
-static void notrace fsm_trig_fire(struct fsm_kl_trigger_data *data, bool user)
-{
-	struct fsm_trig *t = data->private_data;
-
-	fsm_record_event_to(t->inst, t->sid_file, fsm_trig_src, user);
-}
 
 /*
  * Count down data->count (-1: unlimited), as stacktrace_count_trigger()
@@ -148,34 +155,94 @@ static bool notrace fsm_trig_take(struct fsm_kl_trigger_data *data)
 	}
 }
 
+/*
+ * Was the triggering event's record kept? A post trigger runs after the
+ * commit whether the record went in or not (the kernel calls it on its
+ * "discard" path too), and with no record to look at. Records are paired
+ * with their source record by position: an id record written for a
+ * discarded event would follow some other record and hand it a foreign
+ * stack. So the tests of __event_trigger_test_discard() again:
+ * - soft-disabled (the event is not enabled; the trigger keeps it in soft
+ *   mode) or the pid filter refuses current: write nothing, as the record
+ *   was not written either;
+ * - the event has a filter of its own (EVENT_FILE_FL_FILTERED): the post
+ *   trigger cannot tell the verdict (the record is gone), so it writes
+ *   nothing and counts it (trigger_event_filtered in stack_map_stat); the
+ *   trigger's own "if FILTER" is the way to filter (the kernel tests it
+ *   with the record). One dmesg line per trigger says so.
+ * The flags are read again here, after the kernel read them: a user who
+ * changes enable, filter or set_event_pid between the two reads (one
+ * event) gets that event judged by the new setting.
+ * Context: the trigger, preemption disabled. Return: true to write.
+ */
+static bool notrace fsm_trig_record_kept(struct fsm_trig *t)
+{
+	struct trace_event_file *file = t->file;
+	unsigned long fl = READ_ONCE(file->flags);
+
+	if (fl & EVENT_FILE_FL_SOFT_DISABLED)
+		return false;
+	if ((fl & EVENT_FILE_FL_PID_FILTER) && trace_event_ignore_this_pid(file))
+		return false;
+	if (unlikely(fl & EVENT_FILE_FL_FILTERED)) {
+		local64_inc(&this_cpu_ptr(t->inst->pcpu)->trig_filtered);
+		/* once per trigger; printk is NMI-safe (deferred console) */
+		if (!READ_ONCE(t->said_filtered) && !xchg(&t->said_filtered, 1))
+			pr_warn("%s:%s: the event has a filter: its stackmap trigger writes nothing (use 'stackmap if FILTER')\n",
+				file->event_call->class->system,
+				trace_event_name(file->event_call));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * One hit: check the record was kept, take one from ":N", write.
+ * The trigger may run with preemption enabled: a uprobe event's post
+ * trigger runs after the ring buffer's unlock under rcu_read_lock() only
+ * (uprobe_trace_func()). fsm_record_event_to() uses per-CPU buffers and
+ * counters and trace_event_buffer_reserve()'s context: disable preemption
+ * around it, as fsm_write_reset_record() does. Interrupts that nest are
+ * fine: the per-CPU reservation counts levels.
+ * Context: the trigger (any context; rcu_read_lock or rcu_read_lock_sched).
+ */
+static void notrace fsm_trig_fire(struct fsm_kl_trigger_data *data, bool user,
+				  bool counted)
+{
+	struct fsm_trig *t = data->private_data;
+
+	preempt_disable_notrace();
+	if (fsm_trig_record_kept(t) && (!counted || fsm_trig_take(data)))
+		fsm_record_event_to(t->inst, t->sid_file, fsm_trig_src, user);
+	preempt_enable_notrace();
+}
+
 static void notrace fsm_trig_kernel(struct fsm_kl_trigger_data *data,
 				    struct trace_buffer *buffer, void *rec,
 				    struct ring_buffer_event *rbe)
 {
-	fsm_trig_fire(data, false);
+	fsm_trig_fire(data, false, false);
 }
 
 static void notrace fsm_trig_kernel_count(struct fsm_kl_trigger_data *data,
 					  struct trace_buffer *buffer, void *rec,
 					  struct ring_buffer_event *rbe)
 {
-	if (fsm_trig_take(data))
-		fsm_trig_fire(data, false);
+	fsm_trig_fire(data, false, true);
 }
 
 static void notrace fsm_trig_user(struct fsm_kl_trigger_data *data,
 				  struct trace_buffer *buffer, void *rec,
 				  struct ring_buffer_event *rbe)
 {
-	fsm_trig_fire(data, true);
+	fsm_trig_fire(data, true, false);
 }
 
 static void notrace fsm_trig_user_count(struct fsm_kl_trigger_data *data,
 					struct trace_buffer *buffer, void *rec,
 					struct ring_buffer_event *rbe)
 {
-	if (fsm_trig_take(data))
-		fsm_trig_fire(data, true);
+	fsm_trig_fire(data, true, true);
 }
 
 /* The kernel's event_trigger_print() format, "stackmap" or "stackmap:user". */
@@ -227,11 +294,45 @@ static void fsm_trig_free(struct fsm_kl_trigger_data *data)
 	lockdep_assert_held(fsm_k_event_mutex);
 	if (last)
 		list_del_init(&t->node);
+	if (last && fsm_trig_exiting && fsm_k_free_filter) {
+		/*
+		 * rmmod: event_trigger_free() without its grace periods
+		 * (trigger_data_free() waits once for the filter, once for
+		 * the data): off every list now, freed by
+		 * fsm_trig_release() after one wait for all of them.
+		 */
+		data->ref--;
+		list_add_tail(&t->node, &fsm_trigs_dead);
+		return;
+	}
 	fsm_k_free(data);
 	if (last) {
+		module_put(t->mod);
 		fsm_inst_put(t->inst);
 		kfree(t);
 	}
+}
+
+/*
+ * The rest of 6.1's trigger_data_free() (kernel/trace/trace_events_
+ * trigger.c) for a trigger fsm_trig_free() queued at rmmod: its filter
+ * (set_trigger_filter(NULL): free_event_filter() and filter_str), the
+ * data, then our part.
+ * Context: task, after tracepoint_synchronize_unregister() following the
+ * removal of @t's data from its event (no trigger callback can see it).
+ */
+static void fsm_trig_release(struct fsm_trig *t)
+{
+	struct fsm_kl_trigger_data *data = t->data;
+	struct event_filter *filter = rcu_access_pointer(data->filter);
+
+	if (filter)
+		fsm_k_free_filter(filter);
+	kfree(data->filter_str);
+	kfree(data);
+	module_put(t->mod);
+	fsm_inst_put(t->inst);
+	kfree(t);
 }
 
 /* [user][count], as stacktrace_get_trigger_ops() for the count */
@@ -270,9 +371,12 @@ static int fsm_trig_parse(struct fsm_kl_command *cmd,
 			  char *cmdstr, char *param_and_filter)
 {
 	char *p = param_and_filter;
+	char *text;
 	int ret;
 
 	lockdep_assert_held(fsm_k_event_mutex);
+	/* the kernel's parser cuts the text (strsep): keep it for dmesg */
+	text = param_and_filter ? kstrdup(param_and_filter, GFP_KERNEL) : NULL;
 	fsm_parse_user = false;
 	if (p && !strncmp(p, "user", 4) &&
 	    (!p[4] || p[4] == ':' || isspace(p[4]))) {
@@ -287,12 +391,16 @@ static int fsm_trig_parse(struct fsm_kl_command *cmd,
 	fsm_reg_said = false;
 	ret = fsm_k_st->parse(cmd, file, glob, cmdstr, p);
 	fsm_parse_user = false;
+	/* ":N" past unsigned long: kstrtoul()'s -ERANGE is bad input too */
+	if (ret == -ERANGE)
+		ret = -EINVAL;
 	if (ret == -EINVAL && !fsm_reg_said)
 		pr_warn_ratelimited("%s:%s: trigger '%s%s%s' refused (expected [!]stackmap[:user][:N] [if FILTER])\n",
 				    file->event_call->class->system,
 				    trace_event_name(file->event_call), glob,
 				    param_and_filter ? ":" : "",
-				    param_and_filter ? param_and_filter : "");
+				    param_and_filter ? (text ? text : "...") : "");
+	kfree(text);
 	return ret;
 }
 
@@ -307,7 +415,9 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 			struct trace_event_file *file)
 {
 	struct trace_event_call *call = file->event_call;
+	struct fsm_kl_trigger_data *test;
 	struct trace_event_file *sid;
+	struct module *mod = NULL;
 	struct fsm_inst *inst;
 	struct fsm_trig *t;
 	int ret;
@@ -320,12 +430,39 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 		fsm_reg_said = true;
 		return -EINVAL;
 	}
+	/*
+	 * register_trigger()'s -EEXIST test, first: nothing below (the map,
+	 * the epoch) is done for a trigger that cannot be registered.
+	 */
+	list_for_each_entry(test, &file->triggers, list)
+		if (test->cmd_ops->trigger_type == data->cmd_ops->trigger_type)
+			return -EEXIST;
 	sid = fsm_k_find_event_file(file->tr, "stackmap", "stack_id");
 	if (!sid)
 		return -ENODEV;
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
 		return -ENOMEM;
+	/*
+	 * A module's event: hold the module while the trigger is set. Its
+	 * unload frees the event's files without clearing their triggers;
+	 * rmmod of this module would then unregister from freed memory.
+	 * With the reference, rmmod of that module fails (in use) until
+	 * "!stackmap". Dynamic events (kprobe, uprobe, synthetic...) have
+	 * no module (call->module shares a union with their refcount):
+	 * the trigger's soft mode keeps them (EBUSY on removal).
+	 */
+	if (!(call->flags & TRACE_EVENT_FL_DYNAMIC) && call->module) {
+		if (!try_module_get(call->module)) {
+			pr_warn_ratelimited("%s:%s: its module is going away: no stackmap trigger\n",
+					    call->class->system,
+					    trace_event_name(call));
+			fsm_reg_said = true;
+			kfree(t);
+			return -ENODEV;
+		}
+		mod = call->module;
+	}
 
 	mutex_lock(&fsm_mutex);
 	inst = fsm_ready ? fsm_inst_find_or_create_locked(file) :
@@ -334,6 +471,7 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 		kref_get(&inst->ref);
 	mutex_unlock(&fsm_mutex);
 	if (IS_ERR(inst)) {
+		module_put(mod);
 		kfree(t);
 		return PTR_ERR(inst);
 	}
@@ -358,6 +496,7 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	t->file = file;
 	t->sid_file = sid;
 	t->inst = inst;
+	t->mod = mod;
 	/*
 	 * Published to the trigger by the kernel's list_add_rcu() of @data
 	 * (a release): the trigger sees t, its fields and the map.
@@ -373,6 +512,7 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	data->private_data = file;
 fail:
 	fsm_inst_put(inst);
+	module_put(mod);
 	kfree(t);
 	return ret;
 }
@@ -385,6 +525,17 @@ static const char *fsm_trig_resolve(void)
 	unsigned long start, size;
 	bool listed = false;
 
+	/*
+	 * The layouts were read for FSM_KL_RELEASE. A module built without
+	 * the top Makefile (a plain "make -C KDIR M=") may carry a stale
+	 * generated header from another kernel: the static_asserts then
+	 * checked the wrong kernel.
+	 */
+	if (strcmp(FSM_KL_RELEASE, init_utsname()->release)) {
+		pr_warn("no stackmap trigger: layouts generated for %s, running %s (rebuild through the top Makefile)\n",
+			FSM_KL_RELEASE, init_utsname()->release);
+		return "";
+	}
 	fsm_k_commands = fsm_compat_ksym("trigger_commands", false);
 	fsm_k_cmd_mutex = fsm_compat_ksym("trigger_cmd_mutex", false);
 	fsm_k_event_mutex = fsm_compat_ksym("event_mutex", false);
@@ -415,6 +566,12 @@ static const char *fsm_trig_resolve(void)
 		return "stacktrace's trigger ops have no usable init/free";
 	fsm_k_init = st_ops->init;
 	fsm_k_free = st_ops->free;
+	fsm_k_free_filter = fsm_compat_ksym("free_event_filter", true);
+	if (fsm_k_free_filter &&
+	    !fsm_compat_call_target_ok("free_event_filter", fsm_k_free_filter))
+		fsm_k_free_filter = NULL;
+	if (!fsm_k_free_filter)
+		pr_info("free_event_filter not found: rmmod frees stackmap triggers one by one (slower)\n");
 
 	/* the list we found is the one stacktrace is on */
 	mutex_lock(fsm_k_cmd_mutex);
@@ -454,7 +611,8 @@ void fsm_trigger_init(void)
 
 	why = fsm_trig_resolve();
 	if (why) {
-		pr_warn("no stackmap trigger: %s\n", why);
+		if (*why)
+			pr_warn("no stackmap trigger: %s\n", why);
 		return;
 	}
 	fsm_cmd.name = FSM_TRIG_NAME;
@@ -493,7 +651,7 @@ void fsm_trigger_init(void)
 void fsm_trigger_exit(void)
 {
 	struct list_head *first;
-	struct fsm_trig *t;
+	struct fsm_trig *t, *n;
 
 	if (fsm_cmd_on) {
 		mutex_lock(fsm_k_event_mutex);
@@ -501,7 +659,13 @@ void fsm_trigger_exit(void)
 		list_del_init(&fsm_cmd.list);
 		fsm_cmd_on = false;
 		mutex_unlock(fsm_k_cmd_mutex);
-		/* each unreg ends in fsm_trig_free(), which unlinks it */
+		/*
+		 * Each unreg ends in fsm_trig_free(), which unlinks it and,
+		 * while fsm_trig_exiting, queues it on fsm_trigs_dead instead
+		 * of waiting twice for a grace period per trigger with
+		 * event_mutex held (all tracing control blocked).
+		 */
+		fsm_trig_exiting = true;
 		while (!list_empty(&fsm_trigs)) {
 			first = fsm_trigs.next;
 			t = list_entry(first, struct fsm_trig, node);
@@ -509,10 +673,19 @@ void fsm_trigger_exit(void)
 			if (WARN_ON_ONCE(fsm_trigs.next == first))
 				list_del_init(first);	/* not found: leak */
 		}
+		fsm_trig_exiting = false;
 		mutex_unlock(fsm_k_event_mutex);
-		/* no trigger callback, parse or print of ours runs after this */
+		/*
+		 * No trigger callback, parse or print of ours runs after
+		 * this: every data left its event's list (list_del_rcu) before;
+		 * triggers run under rcu_read_lock_sched (tracepoints) or
+		 * rcu_read_lock (uprobes), both covered.
+		 */
 		synchronize_rcu();
 		tracepoint_synchronize_unregister();
+		list_for_each_entry_safe(t, n, &fsm_trigs_dead, node)
+			fsm_trig_release(t);
+		INIT_LIST_HEAD(&fsm_trigs_dead);
 	}
 	kfree(fsm_trig_src);
 	fsm_trig_src = NULL;
