@@ -152,10 +152,166 @@ for c in "$U"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tu/${c##*/}"; done
 tlater "user pairs $TMPD/tu sys_openat $TMPD/kallsyms user"
 check "user_stack records written" has "$U/trace" "user_stack:"
 
+# --- a uprobe event: its post trigger runs with preemption enabled (H1) ---
+UP=$TMPD/trig_uprobe
+if gcc -O1 -fno-inline -o "$UP" "$HERE/prog/trig_uprobe.c"; then
+	off=$(nm "$UP" | awk '$3 == "fsm_trig_target" { print $1 }')
+	mkdir "$T/instances/tup"
+	P=$T/instances/tup
+	if echo "p:fsmup $UP:0x$off" >>"$T/uprobe_events"; then
+		echo 0 >"$P/tracing_on"
+		echo stackmap >"$P/events/uprobes/fsmup/trigger"
+		echo 1 >"$P/events/uprobes/fsmup/enable"
+		echo >"$P/trace"
+		echo 1 >"$P/tracing_on"
+		"$UP" 300
+		echo 0 >"$P/tracing_on"
+		mkdir "$TMPD/tup"
+		for c in "$P"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tup/${c##*/}"; done
+		tlater "uprobe pairs $TMPD/tup fsmup $TMPD/kallsyms alone"
+		echo '!stackmap' >>"$P/events/uprobes/fsmup/trigger"
+		echo 0 >"$P/events/uprobes/fsmup/enable"
+		check "uprobe event removable once the trigger is gone" \
+			eval "echo '-:fsmup' >>$T/uprobe_events"
+	else
+		nok "uprobe event on fsm_trig_target (0x$off)"
+	fi
+	rmdir "$P"
+else
+	nok "gcc trig_uprobe.c"
+fi
+
+# --- no id record for a discarded record (M1) ---
+# soft mode: the trigger alone keeps the event soft-disabled; no record
+mkdir "$T/instances/tsd"
+S=$T/instances/tsd
+echo stackmap >"$S/$SW/trigger"
+echo >"$S/trace"
+workload 10
+echo 0 >"$S/tracing_on"
+check_eq "soft-disabled event: no id record" \
+	"$(grep -cE ' (stack_id|stack_id_user|stack_fallback):' "$S/trace")" 0
+echo '!stackmap' >>"$S/$SW/trigger"
+# pid filter: only one process's openat records are kept
+echo 0 >"$S/tracing_on"
+(while :; do exec 3</proc/version; exec 3<&-; done) &
+lp=$!
+echo "$lp" >"$S/set_event_pid"
+echo stackmap >"$S/$OPEN/trigger"
+echo 1 >"$S/$OPEN/enable"
+echo >"$S/trace"
+echo 1 >"$S/tracing_on"
+workload 10
+echo 0 >"$S/tracing_on"
+kill "$lp"
+wait "$lp" 2>/dev/null
+mkdir "$TMPD/tsd"
+for c in "$S"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tsd/${c##*/}"; done
+tlater "pidfilter pairs $TMPD/tsd sys_openat $TMPD/kallsyms alone"
+echo '!stackmap' >>"$S/$OPEN/trigger"
+echo 0 >"$S/$OPEN/enable"
+: >"$S/set_event_pid"
+# the event's own filter: the trigger cannot know the verdict; it writes
+# nothing, counts it, says so once
+kmsg_mark
+echo 'prev_pid == 0' >"$S/$SW/filter"
+echo stackmap >"$S/$SW/trigger"
+echo 1 >"$S/$SW/enable"
+echo >"$S/trace"
+echo 1 >"$S/tracing_on"
+workload 10
+echo 0 >"$S/tracing_on"
+check "filtered event: its records are written" \
+	eval "grep -q 'sched_switch:' $S/trace"
+check_eq "filtered event: no id record" \
+	"$(grep -cE ' (stack_id|stack_id_user|stack_fallback):' "$S/trace")" 0
+n=$(stat_get "$S/stack_map_stat" trigger_event_filtered)
+check "filtered event: trigger_event_filtered counts the hits ($n)" \
+	test "${n:-0}" -gt 0
+check_eq "filtered event: one dmesg line" \
+	"$(kmsg_since | grep -c 'has a filter')" 1
+echo '!stackmap' >>"$S/$SW/trigger"
+echo 0 >"$S/$SW/enable"
+echo 0 >"$S/$SW/filter"
+rmdir "$S"
+
 # --- rmdir of instances with triggers set ---
 check "rmdir of an instance with triggers" rmdir "$A"
 check "rmdir of another" rmdir "$U"
 check "and another" rmdir "$C"
+
+# --- a module's event: the trigger holds the module (H2) ---
+# fsm_tp_test.ko (built next to MODULE.ko), else the stock kernel's
+# kyber-iosched (events/kyber) from the kernel cache the host root holds
+TPKO=$(dirname "$KO")/fsm_tp_test.ko
+TPEV=events/fsm_tp_test/fsm_tp_ping
+TPMOD=fsm_tp_test
+if [ ! -f "$TPKO" ]; then
+	TPKO=
+	r=$(uname -r)
+	for d in "${FSM_CACHE:-}" "${HOME:-/root}/.cache/ftrace_stackmap" \
+		/root/.cache/ftrace_stackmap; do
+		f=$d/stock-$r/lib/modules/$r/kernel/block/kyber-iosched.ko
+		[ -n "$d" ] && [ -f "$f" ] && TPKO=$f && break
+	done
+	TPEV=events/kyber/kyber_latency
+	TPMOD=kyber_iosched
+fi
+if [ -z "$TPKO" ]; then
+	diag "no module with trace events for this kernel: H2 not tested here"
+elif insmod "$TPKO"; then
+	check "stackmap trigger on $TPEV" \
+		eval "echo stackmap >>$T/$TPEV/trigger"
+	check_fail "rmmod $TPMOD refused while its event has a stackmap trigger" \
+		rmmod "$TPMOD"
+	echo '!stackmap' >>"$T/$TPEV/trigger"
+	check "rmmod $TPMOD once the trigger is gone" rmmod "$TPMOD"
+	check "insmod $TPMOD again" insmod "$TPKO"
+	echo stackmap >>"$T/$TPEV/trigger"
+	TPLEFT=1	# rmmod of ftrace_stackmap below removes it, then $TPMOD goes
+else
+	nok "insmod $TPKO"
+fi
+
+# --- rmmod time: 300 triggers against 1 (M2, the ratio is printed) ---
+mkdir "$T/instances/tm"
+M=$T/instances/tm
+echo 0 >"$M/tracing_on"
+evs=()
+for f in "$M"/events/*/*/trigger; do
+	e=${f%/trigger}
+	case $e in */events/stackmap/* | */events/ftrace/* | */events/kyber/* | \
+		*/events/fsm_tp_test/*) continue ;; esac
+	evs+=("${e#"$M"/}")
+	[ ${#evs[@]} -ge 300 ] && break
+done
+set_n=0
+for e in "${evs[@]}"; do
+	echo stackmap 2>/dev/null >"$M/$e/trigger" && set_n=$((set_n + 1))
+done
+check_eq "300 stackmap triggers set" "$set_n" 300
+t0=$(date +%s%N)
+check "rmmod with $set_n triggers" unload
+t1=$(date +%s%N)
+left=0
+for e in "${evs[@]}"; do
+	has "$M/$e/trigger" "stackmap" && left=$((left + 1))
+	[ "$(<"$M/$e/enable")" = 0 ] || left=$((left + 1))
+done
+check_eq "rmmod removed every trigger and undid every soft mode" "$left" 0
+if [ -n "${TPLEFT:-}" ]; then
+	check "rmmod $TPMOD after rmmod ftrace_stackmap took its trigger" \
+		rmmod "$TPMOD"
+fi
+check "reload" load
+echo stackmap >"$M/${evs[0]}/trigger"
+t2=$(date +%s%N)
+check "rmmod with 1 trigger" unload
+t3=$(date +%s%N)
+diag "rmmod: $(((t1 - t0) / 1000000)) ms with $set_n triggers, $(((t3 - t2) / 1000000)) ms with 1 (ratio $(((t1 - t0) / (t3 - t2 + 1))))"
+rmdir "$M"
+
+check "reload" load
 
 # --- rmmod with triggers in two instances (top level and tb) ---
 echo 'stackmap:7 if prev_pid > 0' >"$T/$SW/trigger"

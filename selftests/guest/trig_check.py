@@ -4,7 +4,7 @@
 
 Reads check lines on stdin, like fsm_check.py ("LABEL CHECK ARG..."):
 
-  pairs DIR SRC KSYMS [stacktrace] [filter=FIELD=VALUE] [user]
+  pairs DIR SRC KSYMS [stacktrace] [filter=FIELD=VALUE] [user] [alone]
       DIR holds the per-CPU trace files (cpuN) of one instance. On each
       CPU, every record of event SRC is followed, before the next SRC
       record, by exactly one stack id record (stack_id, stack_id_user or
@@ -14,7 +14,10 @@ Reads check lines on stdin, like fsm_check.py ("LABEL CHECK ARG..."):
       symbolized with KSYMS (a copy of /proc/kallsyms taken while the
       module was loaded), equals it once the tracing frames are trimmed
       from the top of both. With "user", the id records are stack_id_user
-      with a non-zero cookie.
+      with a non-zero cookie. With "alone" (SRC is the only event with a
+      stackmap trigger in DIR), every id record in DIR is one of those
+      that follow a SRC record: none follows another record (a trigger
+      fired for a record that was discarded, review M1).
   count DIR SRC N
       exactly N stack id records in DIR, and more than N SRC records.
 """
@@ -139,6 +142,8 @@ def defs_of(files):
 def cmd_pairs(c, d, src, ksymf, *opts):
     st = "stacktrace" in opts
     user = "user" in opts
+    alone = "alone" in opts
+    nall = nown = 0
     filt = [o[7:].split("=", 1) for o in opts if o.startswith("filter=")]
     files = cpu_files(d)
     ksyms = load_ksyms(ksymf)
@@ -147,6 +152,7 @@ def cmd_pairs(c, d, src, ksymf, *opts):
     bad = []
     for f in files:
         recs = read_cpu(f)
+        nall += sum(r[0] in ID_EVENTS for r in recs)
         for i, r in enumerate(recs):
             if r[0] != src:
                 continue
@@ -158,6 +164,7 @@ def cmd_pairs(c, d, src, ksymf, *opts):
             ids = [r for r in group if r[0] in ID_EVENTS]
             kst = [r for r in group if r[0] == "<stack trace>"]
             nsrc += 1
+            nown += len(ids)
             want = 1
             if filt and field(recs[i][1], filt[0][0]) != filt[0][1]:
                 want = 0
@@ -213,6 +220,9 @@ def cmd_pairs(c, d, src, ksymf, *opts):
     if filt:
         c.ok("the filter kept some records and refused others",
              0 < nid < nsrc, "%d of %d kept" % (nid, nsrc))
+    if alone:
+        c.eq("%s: every id record follows a %s record" % (d, src),
+             nall - nown, 0)
     for b in bad[:5]:
         c.diag(b)
     c.ok("every %s record has exactly the id records it should" % src
