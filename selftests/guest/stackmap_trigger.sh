@@ -308,7 +308,7 @@ echo stackmap >"$M/${evs[0]}/trigger"
 t2=$(date +%s%N)
 check "rmmod with 1 trigger" unload
 t3=$(date +%s%N)
-diag "rmmod: $(((t1 - t0) / 1000000)) ms with $set_n triggers, $(((t3 - t2) / 1000000)) ms with 1 (ratio $(((t1 - t0) / (t3 - t2 + 1))))"
+diag "rmmod: $(((t1 - t0) / 1000000)) ms with $set_n triggers, $(((t3 - t2) / 1000000)) ms with 1 (ratio $(awk -v a=$((t1 - t0)) -v b=$((t3 - t2)) 'BEGIN { printf "%.2f", a / (b ? b : 1) }'))"
 rmdir "$M"
 
 check "reload" load
