@@ -74,7 +74,7 @@ struct fsm_inst_pcpu {
 	local64_t lost;		/* records the ring buffer refused */
 	local64_t inline_lost;	/* ... of which should have carried a stack */
 	local64_t nested;	/* probe nested deeper than the per-CPU buffers */
-	local64_t trig_filtered; /* stackmap trigger hits on a filtered event */
+	local64_t trig_no_verdict; /* stackmap trigger hits without a verdict */
 };
 
 /* The nodes of an instance. */

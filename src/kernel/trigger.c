@@ -109,7 +109,10 @@ static struct fsm_src *fsm_trig_src;
  *            NULL (built-in or dynamic event): its event files live as
  *            long as the module, and rmmod of it would free @file under
  *            the trigger (the kernel never clears a module's triggers)
- * @said_filtered: the trigger wrote the "event has a filter" line (xchg)
+ * @comp:     the companion trigger data that judges the record
+ *            (fsm_trig_judge())
+ * @comp_on:  @comp is on the event's trigger list (event_mutex; read by
+ *            the trigger)
  */
 struct fsm_trig {
 	struct list_head node;
@@ -118,7 +121,8 @@ struct fsm_trig {
 	struct trace_event_file *sid_file;
 	struct fsm_inst *inst;
 	struct module *mod;
-	int said_filtered;
+	struct fsm_kl_trigger_data comp;
+	bool comp_on;
 };
 
 static LIST_HEAD(fsm_trigs);
@@ -156,45 +160,180 @@ static bool notrace fsm_trig_take(struct fsm_kl_trigger_data *data)
 }
 
 /*
- * Was the triggering event's record kept? A post trigger runs after the
- * commit whether the record went in or not (the kernel calls it on its
- * "discard" path too), and with no record to look at. Records are paired
- * with their source record by position: an id record written for a
- * discarded event would follow some other record and hand it a foreign
- * stack. So the tests of __event_trigger_test_discard() again:
- * - soft-disabled (the event is not enabled; the trigger keeps it in soft
- *   mode) or the pid filter refuses current: write nothing, as the record
- *   was not written either;
- * - the event has a filter of its own (EVENT_FILE_FL_FILTERED): the post
- *   trigger cannot tell the verdict (the record is gone), so it writes
- *   nothing and counts it (trigger_event_filtered in stack_map_stat); the
- *   trigger's own "if FILTER" is the way to filter (the kernel tests it
- *   with the record). One dmesg line per trigger says so.
- * The flags are read again here, after the kernel read them: a user who
- * changes enable, filter or set_event_pid between the two reads (one
- * event) gets that event judged by the new setting.
+ * The verdict on the triggering event's record. A post trigger runs after
+ * the commit whether the record went in or not (the kernel calls it on
+ * its "discard" path too: the event is soft-disabled, its filter refused
+ * the record, or set_event_pid did), and it gets no record to look at.
+ * Records are paired with their source record by position: an id record
+ * written for a discarded record would follow some other record and hand
+ * it a foreign stack.
+ *
+ * So each stackmap trigger has a companion trigger data on the same
+ * event (t->comp, command fsm_vcmd: flag NEEDS_REC, type ETT_NONE, not
+ * on trigger_commands): event_triggers_call() calls it with the record
+ * before __event_trigger_test_discard() decides, and it makes the same
+ * tests (soft-disabled, the event's filter on the record, the pid filter)
+ * and leaves the verdict in a per-CPU slot of its interrupt context level
+ * (task, softirq, irq, NMI), tagged with the trigger and the task. The
+ * post trigger of the same event, same CPU, same level, same task takes
+ * it. The companion is invisible to the kernel's trigger code: it prints
+ * nothing in the trigger file, no command has its type (register_trigger's
+ * EEXIST, unregister_trigger, "!stackmap" and O_TRUNC never match it), and
+ * it holds one tm_ref like any trigger (register_trigger/unregister_trigger
+ * or clear_event_triggers keep the count).
+ *
+ * Order in file->triggers: the companion is added after the trigger, at
+ * the head (list_add_rcu), so it comes first; nothing is ever added
+ * between them. clear_event_triggers() (rmdir) therefore frees it before
+ * the trigger; "!stackmap" and rmmod take the trigger off, whose free
+ * takes the companion off (fsm_trig_free()).
+ *
+ * No verdict (the post trigger writes nothing, counted in
+ * trigger_no_verdict): the hits of a trigger while its companion is not
+ * on the list yet or any more (t->comp_on), a uprobe task that moved to
+ * another CPU between the two calls (preemption is enabled there), an
+ * event nested at the same level on the same CPU in between (the ring
+ * buffer's one allowed recursion: the inner post trigger takes the slot).
+ * A slot can be left behind (the trigger's "if" refused the record, so
+ * no post call took it); the next record of that trigger on that CPU and
+ * level passes the companion first, which overwrites it. Slots of a freed
+ * trigger are cleared before its memory can be reused
+ * (fsm_trig_clear_slots()).
+ *
+ * The slot is written and read on its own CPU only, at one context level:
+ * an interrupt can come between two stores but runs to completion first.
+ * The companion stores task and verdict, then the tag (barrier()): a
+ * nested companion + post trigger in between clear the tag, so the outer
+ * post trigger sees no tag rather than a mix. The flags are read a second
+ * time here: a change of enable, filter or set_event_pid in between can
+ * judge that one event by the new setting (as for any event written at
+ * that moment).
+ */
+struct fsm_trig_verdict {
+	struct fsm_trig *t;		/* tag: NULL = none */
+	struct task_struct *task;
+	bool keep;
+};
+
+#define FSM_TRIG_LEVELS 4	/* interrupt_context_level(): 0..3 */
+static DEFINE_PER_CPU(struct fsm_trig_verdict[FSM_TRIG_LEVELS], fsm_verdicts);
+
+static bool notrace fsm_trig_test(struct trace_event_file *file, void *rec)
+{
+	unsigned long fl = READ_ONCE(file->flags);
+	struct event_filter *filter;
+
+	if (fl & EVENT_FILE_FL_SOFT_DISABLED)
+		return false;
+	if (fl & EVENT_FILE_FL_FILTERED) {
+		/*
+		 * __event_trigger_test_discard() reads file->filter the same
+		 * way; it is freed after tracepoint_synchronize_unregister(),
+		 * which waits for us (preemption is disabled).
+		 */
+		filter = rcu_dereference_raw(file->filter);
+		if (filter && !filter_match_preds(filter, rec))
+			return false;
+	}
+	if ((fl & EVENT_FILE_FL_PID_FILTER) && trace_event_ignore_this_pid(file))
+		return false;
+	return true;
+}
+
+/* The companion's trigger: judge @rec. Context: the event (any). */
+static void notrace fsm_trig_judge(struct fsm_kl_trigger_data *data,
+				   struct trace_buffer *buffer, void *rec,
+				   struct ring_buffer_event *rbe)
+{
+	struct fsm_trig *t = container_of(data, struct fsm_trig, comp);
+	struct fsm_trig_verdict *v;
+	unsigned char level;
+
+	if (!rec)	/* an unconditional call: no record to judge */
+		return;
+	preempt_disable_notrace();
+	level = interrupt_context_level();
+	if (likely(level < FSM_TRIG_LEVELS)) {
+		v = this_cpu_ptr(&fsm_verdicts[level]);
+		v->task = current;
+		v->keep = fsm_trig_test(t->file, rec);
+		barrier();	/* the tag last: see above */
+		v->t = t;
+	}
+	preempt_enable_notrace();
+}
+
+/*
+ * Take the verdict the companion left for this hit.
  * Context: the trigger, preemption disabled. Return: true to write.
  */
 static bool notrace fsm_trig_record_kept(struct fsm_trig *t)
 {
-	struct trace_event_file *file = t->file;
-	unsigned long fl = READ_ONCE(file->flags);
+	unsigned char level = interrupt_context_level();
+	struct fsm_trig_verdict *v;
+	bool keep = false, found = false;
 
-	if (fl & EVENT_FILE_FL_SOFT_DISABLED)
-		return false;
-	if ((fl & EVENT_FILE_FL_PID_FILTER) && trace_event_ignore_this_pid(file))
-		return false;
-	if (unlikely(fl & EVENT_FILE_FL_FILTERED)) {
-		local64_inc(&this_cpu_ptr(t->inst->pcpu)->trig_filtered);
-		/* once per trigger; printk is NMI-safe (deferred console) */
-		if (!READ_ONCE(t->said_filtered) && !xchg(&t->said_filtered, 1))
-			pr_warn("%s:%s: the event has a filter: its stackmap trigger writes nothing (use 'stackmap if FILTER')\n",
-				file->event_call->class->system,
-				trace_event_name(file->event_call));
-		return false;
+	if (likely(level < FSM_TRIG_LEVELS && READ_ONCE(t->comp_on))) {
+		v = this_cpu_ptr(&fsm_verdicts[level]);
+		if (v->t == t) {
+			barrier();	/* the tag first: see above */
+			found = v->task == current;
+			keep = v->keep;
+			v->t = NULL;
+		}
 	}
-	return true;
+	if (!found)
+		local64_inc(&this_cpu_ptr(t->inst->pcpu)->trig_no_verdict);
+	return found && keep;
 }
+
+/*
+ * A freed trigger's memory can come back as another trigger: clear the
+ * slots that still name it. Context: task, after a grace period that
+ * follows the removal of @t's companion (no fsm_trig_judge() of @t runs).
+ */
+static void fsm_trig_clear_slots(struct fsm_trig *t)
+{
+	int cpu, l;
+
+	for_each_possible_cpu(cpu)
+		for (l = 0; l < FSM_TRIG_LEVELS; l++)
+			cmpxchg(&per_cpu(fsm_verdicts, cpu)[l].t, t, NULL);
+}
+
+/* The companion prints nothing: the trigger file lists stackmap once. */
+static int fsm_trig_print_none(struct seq_file *m,
+			       struct fsm_kl_trigger_data *data)
+{
+	return 0;
+}
+
+/*
+ * The companion's free: called by unregister_trigger() (from
+ * fsm_trig_free()) or clear_event_triggers(), after it left the list. The
+ * memory is the trigger's (freed with it).
+ * Context: task, event_mutex held.
+ */
+static void fsm_trig_comp_free(struct fsm_kl_trigger_data *data)
+{
+	struct fsm_trig *t = container_of(data, struct fsm_trig, comp);
+
+	lockdep_assert_held(fsm_k_event_mutex);
+	WRITE_ONCE(t->comp_on, false);
+}
+
+static struct fsm_kl_trigger_ops fsm_vops = {
+	.trigger = fsm_trig_judge,
+	.print = fsm_trig_print_none,
+	.free = fsm_trig_comp_free,
+};
+
+/* The companion's command: never on trigger_commands. */
+static struct fsm_kl_command fsm_vcmd = {
+	.name = FSM_TRIG_NAME,
+	.trigger_type = ETT_NONE,
+	.flags = FSM_KL_CMD_FL_NEEDS_REC,
+};
 
 /*
  * One hit: check the record was kept, take one from ":N", write.
@@ -292,8 +431,12 @@ static void fsm_trig_free(struct fsm_kl_trigger_data *data)
 	bool last = data->ref == 1;
 
 	lockdep_assert_held(fsm_k_event_mutex);
-	if (last)
+	if (last) {
 		list_del_init(&t->node);
+		/* the companion goes too (its free clears comp_on) */
+		if (t->comp_on)
+			fsm_k_st->unreg(FSM_TRIG_NAME, &t->comp, t->file);
+	}
 	if (last && fsm_trig_exiting && fsm_k_free_filter) {
 		/*
 		 * rmmod: event_trigger_free() without its grace periods
@@ -307,6 +450,7 @@ static void fsm_trig_free(struct fsm_kl_trigger_data *data)
 	}
 	fsm_k_free(data);
 	if (last) {
+		fsm_trig_clear_slots(t);
 		module_put(t->mod);
 		fsm_inst_put(t->inst);
 		kfree(t);
@@ -330,6 +474,7 @@ static void fsm_trig_release(struct fsm_trig *t)
 		fsm_k_free_filter(filter);
 	kfree(data->filter_str);
 	kfree(data);
+	fsm_trig_clear_slots(t);
 	module_put(t->mod);
 	fsm_inst_put(t->inst);
 	kfree(t);
@@ -402,6 +547,31 @@ static int fsm_trig_parse(struct fsm_kl_command *cmd,
 				    param_and_filter ? (text ? text : "...") : "");
 	kfree(text);
 	return ret;
+}
+
+/*
+ * Put the companion of @t on its event, after @t's data (see "The verdict"
+ * above): register_trigger() links it at the head, takes a tm_ref and
+ * sets the event's TRIGGER_COND (NEEDS_REC). It cannot fail: the only
+ * type-0 data of an event is the companion of its one stackmap trigger,
+ * and the event is already in trigger mode. If it did, the trigger would
+ * write nothing (no verdict), counted.
+ * Context: task, event_mutex held.
+ */
+static void fsm_trig_comp_reg(struct fsm_trig *t)
+{
+	struct fsm_kl_trigger_data *c = &t->comp;
+
+	c->count = -1;
+	c->ref = 1;
+	c->ops = &fsm_vops;
+	c->cmd_ops = &fsm_vcmd;
+	c->private_data = t;
+	INIT_LIST_HEAD(&c->list);
+	INIT_LIST_HEAD(&c->named_list);
+	if (WARN_ON_ONCE(fsm_k_st->reg(FSM_TRIG_NAME, c, t->file)))
+		return;
+	WRITE_ONCE(t->comp_on, true);
 }
 
 /*
@@ -504,8 +674,10 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	data->private_data = t;
 	list_add(&t->node, &fsm_trigs);
 	ret = fsm_k_st->reg(glob, data, file);
-	if (!ret)
+	if (!ret) {
+		fsm_trig_comp_reg(t);
 		return 0;
+	}
 	/* not registered (or added and taken off again): no free will come */
 	list_del(&t->node);
 	tracepoint_synchronize_unregister();
