@@ -66,6 +66,15 @@ kmsg_mark
 check_fail "stackmap:user without options/stackmap_user refused" \
 	eval "echo stackmap:user >>$T/$SW/trigger"
 check_eq "one dmesg line for it" "$(kmsg_since | count_ours)" 1
+kmsg_mark
+check_fail "stackmap:99999999999999999999 (past unsigned long) refused" \
+	eval "echo stackmap:99999999999999999999 >>$T/$SW/trigger"
+check_eq "one dmesg line for it" "$(kmsg_since | count_ours)" 1
+kmsg_mark
+check_fail "stackmap:bogus if prev_pid == 1 refused" \
+	eval "echo 'stackmap:bogus if prev_pid == 1' >>$T/$SW/trigger"
+check "its dmesg line shows the whole text" \
+	eval "kmsg_since | grep -q 'stackmap:bogus if prev_pid == 1'"
 check "nothing left behind" has "$T/$SW/trigger" "# Available triggers"
 
 # --- the stacks equal stacktrace's: three event kinds, two instances ---
