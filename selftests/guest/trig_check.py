@@ -144,6 +144,7 @@ def cmd_pairs(c, d, src, ksymf, *opts):
     user = "user" in opts
     alone = "alone" in opts
     nall = nown = 0
+    orphans = []
     filt = [o[7:].split("=", 1) for o in opts if o.startswith("filter=")]
     files = cpu_files(d)
     ksyms = load_ksyms(ksymf)
@@ -153,8 +154,14 @@ def cmd_pairs(c, d, src, ksymf, *opts):
     for f in files:
         recs = read_cpu(f)
         nall += sum(r[0] in ID_EVENTS for r in recs)
+        owned = set()
         for i, r in enumerate(recs):
             if r[0] != src:
+                if alone and r[0] in ID_EVENTS and i not in owned and \
+                        len(orphans) < 3:
+                    orphans.append("%s record %d: %s after %s" % (
+                        os.path.basename(f), i, r[0],
+                        [x[0] for x in recs[max(0, i - 3):i]]))
                 continue
             # the records that follow it, up to the next foreign record
             end = i + 1
@@ -165,6 +172,8 @@ def cmd_pairs(c, d, src, ksymf, *opts):
             kst = [r for r in group if r[0] == "<stack trace>"]
             nsrc += 1
             nown += len(ids)
+            owned.update(j for j in range(i + 1, end)
+                         if recs[j][0] in ID_EVENTS)
             want = 1
             if filt and field(recs[i][1], filt[0][0]) != filt[0][1]:
                 want = 0
@@ -220,6 +229,8 @@ def cmd_pairs(c, d, src, ksymf, *opts):
     if filt:
         c.ok("the filter kept some records and refused others",
              0 < nid < nsrc, "%d of %d kept" % (nid, nsrc))
+    for o in orphans:
+        c.diag(o)
     if alone:
         c.eq("%s: every id record follows a %s record" % (d, src),
              nall - nown, 0)
