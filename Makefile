@@ -36,13 +36,14 @@ all: modules
 modules:
 	@test -n "$(KDIR)" -a -f "$(KDIR)/Makefile" || \
 		{ echo "error: no kernel build dir (KDIR=$(KDIR)); run scripts/deps or pass KDIR=" >&2; exit 1; }
+	@$(CURDIR_ABS)/scripts/kernel-layouts $(KDIR) $(CURDIR_ABS)/src/kernel/generated/fsm_kernel_layouts.h
 	FSM_REAL_OBJTOOL=$(KDIR)/tools/objtool/objtool $(MAKE) $(FSM_KBUILD_ARGS) modules
 	@$(CURDIR_ABS)/scripts/check-ko ftrace_stackmap.ko
 
 clean:
 	@if [ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ]; then \
 		$(MAKE) -C $(KDIR) M=$(CURDIR_ABS) clean; fi
-	rm -rf build
+	rm -rf build src/kernel/generated
 
 check:
 	@$(CURDIR_ABS)/scripts/check

@@ -24,7 +24,7 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
-#include "fsm_trace_flags.h"	/* generated: scripts/gen-trace-flags */
+#include "compat_layouts.h"	/* generated layouts: scripts/kernel-layouts */
 
 /*
  * Indirect branch tracking: an indirect call must land on a marker
@@ -55,6 +55,9 @@ static_assert(__same_type(&tracefs_remove, void (*)(struct dentry *)),
 #ifdef CONFIG_KALLSYMS
 static_assert(__same_type(&kallsyms_show_value, bool (*)(const struct cred *)),
 	      "kallsyms_show_value() changed its prototype: adapt compat.c");
+static_assert(__same_type(&kallsyms_lookup_name,
+			  unsigned long (*)(const char *)),
+	      "kallsyms_lookup_name() changed its prototype: adapt compat.c");
 #endif /* CONFIG_KALLSYMS */
 
 /* Fields read by this file (see compat.h); a rename breaks the build here. */
@@ -71,6 +74,7 @@ static struct dentry *fsm_debugfs_root;
 static const char *fsm_debugfs_why;
 #ifdef CONFIG_KALLSYMS
 static typeof(kallsyms_show_value) *fsm_kallsyms_show_value;
+static typeof(kallsyms_lookup_name) *fsm_kallsyms_lookup_name;
 #endif /* CONFIG_KALLSYMS */
 
 #ifdef CONFIG_KPROBES
@@ -149,6 +153,7 @@ int fsm_compat_init(bool force_debugfs)
 
 #ifdef CONFIG_KALLSYMS
 	fsm_kallsyms_show_value = fsm_resolve("kallsyms_show_value");
+	fsm_kallsyms_lookup_name = fsm_resolve("kallsyms_lookup_name");
 #endif /* CONFIG_KALLSYMS */
 	if (!force_debugfs) {
 		create = fsm_resolve("tracefs_create_file");
@@ -179,7 +184,7 @@ void fsm_compat_announce(void)
 #endif /* CONFIG_KALLSYMS */
 #if !FSM_HAVE_TRACE_ITER_BITS
 	pr_warn("trace output: %s: options/sym-offset and sym-addr are not followed (offsets always shown)\n",
-		FSM_TRACE_FLAGS_ORIGIN);
+		FSM_TRACE_FLAGS_WHY);
 #endif /* !FSM_HAVE_TRACE_ITER_BITS */
 	if (fsm_tracefs_create_file)
 		pr_info("nodes in tracefs (top level and every instance)\n");
@@ -211,7 +216,27 @@ void fsm_compat_exit(void)
 	fsm_tracefs_remove = NULL;
 #ifdef CONFIG_KALLSYMS
 	fsm_kallsyms_show_value = NULL;
+	fsm_kallsyms_lookup_name = NULL;
 #endif /* CONFIG_KALLSYMS */
+}
+
+void *fsm_compat_ksym(const char *name, bool func)
+{
+	unsigned long addr = 0;
+
+#ifdef CONFIG_KALLSYMS
+	if (fsm_kallsyms_lookup_name)
+		addr = fsm_kallsyms_lookup_name(name);
+#endif /* CONFIG_KALLSYMS */
+	if (!addr || !func)
+		return (void *)addr;
+	return (void *)fsm_check_call_target(name, addr);
+}
+
+bool fsm_compat_call_target_ok(const char *what, const void *fn)
+{
+	return fn && fsm_check_call_target(what, (unsigned long)fn) ==
+		     (unsigned long)fn;
 }
 
 #ifdef CONFIG_KALLSYMS

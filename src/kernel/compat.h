@@ -264,6 +264,32 @@ enum fsm_dir_event {
 typedef void (*fsm_dir_event_fn)(const struct qstr *name, enum fsm_dir_event ev);
 
 /**
+ * fsm_compat_ksym - address of a kernel symbol that is not exported.
+ * @name: symbol name (data symbols need CONFIG_KALLSYMS_ALL)
+ * @func: the address will be called through a pointer: with IBT/BTI it
+ *        must be a valid indirect-call target, else it is refused
+ *
+ * kallsyms_lookup_name() is not exported (5.7+): it is itself resolved
+ * once through a kprobe at fsm_compat_init() (a kprobe cannot be put on a
+ * data symbol, hence this two-step way). The caller checks what it got
+ * (names can be ambiguous for static symbols) and says why in dmesg when
+ * it gives up.
+ * Context: task. Return: the address, or NULL.
+ */
+void *fsm_compat_ksym(const char *name, bool func);
+
+/**
+ * fsm_compat_call_target_ok - may @fn be called through a pointer?
+ * @what: name for the message
+ * @fn:   a kernel function pointer read from a kernel structure
+ *
+ * Always true without IBT/BTI; with them, @fn must start with the marker
+ * instruction (one dmesg line otherwise).
+ * Context: task. Return: true if @fn is non-NULL and a valid target.
+ */
+bool fsm_compat_call_target_ok(const char *what, const void *fn);
+
+/**
  * fsm_compat_watch_dir - be told when subdirectories come and go.
  * @dir: directory to watch (one at a time): tracefs "instances"; the
  *       caller keeps its reference until fsm_compat_unwatch_dir()
@@ -323,8 +349,8 @@ task_work_func_t fsm_compat_kfree_task_work(void);
  * Symbol options of the trace output. print_trace_fmt() hands an event's
  * output callback tr->trace_flags & TRACE_ITER_SYM_MASK as "flags"; the
  * TRACE_ITER_* bits are private to kernel/trace/trace.h. Their values are
- * computed at build time from the target kernel's own trace.h
- * (scripts/gen-trace-flags, the generated fsm_trace_flags.h); when that was
+ * read at build time from the target kernel (scripts/kernel-layouts,
+ * compat_layouts.h: its BTF or its source tree); when that was
  * not possible the build says why, fsm_compat_announce() says it in dmesg,
  * and symbols are printed with their offsets whatever the options are.
  */

@@ -288,7 +288,7 @@ static __always_inline void fsm_count(local64_t *c)
 static void notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 				     struct trace_event_file *file,
 				     struct fsm_map *map, struct fsm_inst_pcpu *pc,
-				     unsigned long *ips)
+				     unsigned long *ips, bool user)
 {
 	struct fsm_insert_result res;
 	unsigned int nr, skip, n;
@@ -310,7 +310,7 @@ static void notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 	epoch = atomic_read(&inst->epoch);
 	ret = fsm_map_insert(map, (const unsigned long long *)&ips[skip], n,
 			     epoch, &res);
-	cookie = fsm_ustack_request(inst->id);	/* ustack.c */
+	cookie = user ? fsm_ustack_request(inst->id) : 0;	/* ustack.c */
 	if (ret) {
 		/* No id: the record carries the whole stack, never lost. */
 		if (!fsm_emit_fallback(file, flags, -ret, cookie, &ips[skip], n)) {
@@ -385,21 +385,39 @@ static void notrace fsm_record_nested(struct trace_event_file *file,
  */
 void notrace fsm_record_event(struct fsm_inst *inst, struct fsm_src *src)
 {
-	struct trace_event_file *file;
+	/*
+	 * inst->file and inst->map are written before the probe is
+	 * registered; tracepoint_probe_register() publishes the probe with
+	 * rcu_assign_pointer(), which orders them before our call. The file
+	 * stays valid until we return: the kernel frees an instance's event
+	 * files only after tracepoint_synchronize_unregister(), which waits
+	 * for this preemption-disabled section.
+	 */
+	fsm_record_event_to(inst, READ_ONCE(inst->file), src, true);
+}
+
+/**
+ * fsm_record_event_to - fsm_record_event() through a given stack_id file.
+ * @inst: the instance whose buffer gets the records
+ * @file: our stackmap:stack_id event file in @inst's instance (NULL: do
+ *        nothing), valid until this returns
+ * @src:  the source (for the trim)
+ * @user: also request the user stack (when @inst has user stacks on)
+ *
+ * For attach paths that write whether or not stackmap:stack_id is enabled
+ * in the instance (the stackmap trigger, trigger.c). @inst's map must have
+ * been published (smp_store_release()) before this can be called.
+ * Context: as fsm_record_event().
+ */
+void notrace fsm_record_event_to(struct fsm_inst *inst,
+				 struct trace_event_file *file,
+				 struct fsm_src *src, bool user)
+{
 	struct fsm_inst_pcpu *pc;
 	struct fsm_kstacks *ks;
 	struct fsm_map *map;
 	int level;
 
-	/*
-	 * inst->file and inst->map are written before the probe is
-	 * registered; tracepoint_probe_register() publishes the probe with
-	 * rcu_assign_pointer(), which orders them before our call. @file
-	 * stays valid until we return: the kernel frees an instance's event
-	 * files only after tracepoint_synchronize_unregister(), which waits
-	 * for this preemption-disabled section.
-	 */
-	file = READ_ONCE(inst->file);
 	map = READ_ONCE(inst->map);
 	if (unlikely(!file || !map))
 		return;
@@ -419,7 +437,8 @@ void notrace fsm_record_event(struct fsm_inst *inst, struct fsm_src *src)
 	level = __this_cpu_inc_return(fsm_kstacks->reserve) - 1;
 	barrier();
 	if (likely(level < FSM_KSTACK_NESTING))
-		fsm_record_stack(src, inst, file, map, pc, ks->stacks[level].ips);
+		fsm_record_stack(src, inst, file, map, pc, ks->stacks[level].ips,
+				 user);
 	else
 		fsm_record_nested(file, pc);
 	barrier();

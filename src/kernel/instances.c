@@ -781,6 +781,7 @@ static void fsm_tracing_teardown(void)
 	unsigned long idx;
 	LIST_HEAD(reap);
 
+	fsm_trigger_exit();	/* triggers first: they reach every instance */
 	mutex_lock(&fsm_mutex);
 	WRITE_ONCE(fsm_shutting_down, true);
 	WRITE_ONCE(fsm_ready, false);
@@ -890,6 +891,7 @@ int fsm_tracing_init(void)
 	/* never inline: the work is the only one that sets instances up */
 	fsm_inst_kick_worker();
 	flush_work(&fsm_sync_work);
+	fsm_trigger_init();	/* no trigger is not a load failure */
 	if (fsm_polling)
 		schedule_delayed_work(&fsm_poll_work, HZ);
 	fsm_compat_announce();

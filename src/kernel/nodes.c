@@ -670,6 +670,8 @@ static int fsm_stat_show(struct seq_file *m, void *v)
 	seq_printf(m, "records_lost: %llu\n", FSM_PCPU(inst, lost));
 	seq_printf(m, "inline_lost: %llu\n", FSM_PCPU(inst, inline_lost));
 	seq_printf(m, "nested_dropped: %llu\n", FSM_PCPU(inst, nested));
+	seq_printf(m, "trigger_no_verdict: %llu\n",
+		   FSM_PCPU(inst, trig_no_verdict));
 	fsm_ustack_stat_show(m, inst);	/* user stacks (ustack.c) */
 	fsm_fileid_stat_show(m);	/* the file table (fileid.c) */
 	return 0;

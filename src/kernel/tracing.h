@@ -74,6 +74,7 @@ struct fsm_inst_pcpu {
 	local64_t lost;		/* records the ring buffer refused */
 	local64_t inline_lost;	/* ... of which should have carried a stack */
 	local64_t nested;	/* probe nested deeper than the per-CPU buffers */
+	local64_t trig_no_verdict; /* stackmap trigger hits without a verdict */
 };
 
 /* The nodes of an instance. */
@@ -230,6 +231,8 @@ bool fsm_output_room(struct trace_seq *s, unsigned int left);
 void fsm_set_output(struct trace_event_call *call,
 		    struct trace_event_functions *funcs,
 		    trace_print_func trace, trace_print_func raw);
+void fsm_record_event_to(struct fsm_inst *inst, struct trace_event_file *file,
+			 struct fsm_src *src, bool user);
 int fsm_inst_prepare_map(struct fsm_inst *inst);
 int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
 
@@ -258,6 +261,10 @@ int fsm_sources_classify(struct fsm_inst *inst, const char *tok);
 void fsm_sources_free(struct list_head *list);
 int fsm_sources_init(void);
 void fsm_sources_exit(void);
+
+/* trigger.c */
+void fsm_trigger_init(void);
+void fsm_trigger_exit(void);
 
 /* nodes.c */
 extern struct mutex fsm_nodes_mutex;

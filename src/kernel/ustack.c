@@ -162,6 +162,18 @@ u64 fsm_ust_regs_hash(const struct pt_regs *regs)
 
 
 /**
+ * fsm_ustack_enabled - is options/stackmap_user set in an instance?
+ * @inst_id: instance id
+ *
+ * Context: any. Return: true when the instance's requests get user stacks.
+ */
+bool fsm_ustack_enabled(u32 inst_id)
+{
+	return inst_id < FSM_UST_MAX_INST &&
+	       (READ_ONCE(fsm_ust_on) & BIT_ULL(inst_id));
+}
+
+/**
  * fsm_ustack_request - the cookie of current's user stack for an instance.
  * @inst_id: requesting instance
  *

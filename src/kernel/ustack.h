@@ -28,6 +28,7 @@ struct fsm_inst;
 int fsm_ustack_init(void);
 void fsm_ustack_exit(void);
 u64 fsm_ustack_request(u32 inst_id);
+bool fsm_ustack_enabled(u32 inst_id);
 void fsm_ustack_stat_show(struct seq_file *m, struct fsm_inst *inst);
 void fsm_ustack_write_reset(struct fsm_inst *inst, u32 gen);
 extern const struct file_operations fsm_ustack_opt_fops;

@@ -1,0 +1,351 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# stackmap_trigger.sh MODULE.ko - the stackmap event trigger (issue 9 item 3):
+# add/remove/listing as stacktrace, bad input, "echo > trigger", the stack of
+# every hit equal to the kernel's own stacktrace trigger on the same event
+# (tracepoint, syscall and kprobe events, several instances at once), "if",
+# ":N", ":user", rmdir of an instance with triggers, a kprobe event with a
+# trigger (EBUSY, the kernel's rule), rmmod with triggers in two instances.
+export KO=${1:-}
+# shellcheck source=selftests/guest/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+TC=$TMPD/trig_checks
+: >"$TC"
+tlater() { echo "$*" >>"$TC"; }
+
+# first line of a file
+first() { local a; a=$(<"$1"); echo "${a%%$'\n'*}"; }
+
+SW=events/sched/sched_switch
+OPEN=events/syscalls/sys_enter_openat
+KP=events/kprobes/fsmkp
+
+load || { echo "Bail out! insmod failed"; exit 1; }
+check "stackmap is an available trigger" has "$T/$SW/trigger" " stackmap"
+
+# --- add, list, remove (top level) ---
+echo stackmap >"$T/$SW/trigger"
+check_eq "listed as stackmap:unlimited" "$(first "$T/$SW/trigger")" "stackmap:unlimited"
+check_eq "sched_switch soft-enabled by the trigger" "$(<"$T/$SW/enable")" "0*"
+echo '!stackmap' >>"$T/$SW/trigger"
+check "removed" has "$T/$SW/trigger" "# Available triggers"
+check_eq "soft mode undone" "$(<"$T/$SW/enable")" "0"
+
+# --- listing shape equals stacktrace's ---
+echo 'stacktrace:5 if prev_pid == 1' >"$T/$SW/trigger"
+st=$(first "$T/$SW/trigger")
+echo '!stacktrace' >>"$T/$SW/trigger"
+echo 'stackmap:5 if prev_pid == 1' >"$T/$SW/trigger"
+check_eq "count and filter listed as stacktrace lists them" \
+	"$(first "$T/$SW/trigger")" "${st/stacktrace/stackmap}"
+check_fail "a second stackmap trigger on one event: EEXIST" \
+	eval "echo stackmap >>$T/$SW/trigger"
+
+# --- echo > trigger (O_TRUNC): unreg_all of each command; stacktrace has none ---
+echo stacktrace >>"$T/$SW/trigger"
+: >"$T/$SW/trigger"	# O_TRUNC, no write
+t=$(<"$T/$SW/trigger")
+kept=0
+[[ $t == *"stackmap:count=5"* && $t == *"stacktrace:unlimited"* ]] && kept=1
+check_eq "O_TRUNC keeps stacktrace and stackmap (no unreg_all, the kernel's rule)" \
+	"$kept" 1
+echo '!stackmap' >>"$T/$SW/trigger"
+echo '!stacktrace' >>"$T/$SW/trigger"
+
+# --- bad input: -EINVAL and one dmesg line ---
+kmsg_mark
+check_fail "stackmap:bogus refused" eval "echo stackmap:bogus >>$T/$SW/trigger"
+check_eq "one dmesg line for stackmap:bogus" "$(kmsg_since | count_ours)" 1
+kmsg_mark
+check_fail "no stackmap trigger on stackmap:stack_id" \
+	eval "echo stackmap >>$T/events/stackmap/stack_id/trigger"
+check_eq "one dmesg line for it" "$(kmsg_since | count_ours)" 1
+kmsg_mark
+check_fail "stackmap:user without options/stackmap_user refused" \
+	eval "echo stackmap:user >>$T/$SW/trigger"
+check_eq "one dmesg line for it" "$(kmsg_since | count_ours)" 1
+kmsg_mark
+check_fail "stackmap:99999999999999999999 (past unsigned long) refused" \
+	eval "echo stackmap:99999999999999999999 >>$T/$SW/trigger"
+check_eq "one dmesg line for it" "$(kmsg_since | count_ours)" 1
+kmsg_mark
+check_fail "stackmap:bogus if prev_pid == 1 refused" \
+	eval "echo 'stackmap:bogus if prev_pid == 1' >>$T/$SW/trigger"
+check "its dmesg line shows the whole text" \
+	eval "kmsg_since | grep -q 'stackmap:bogus if prev_pid == 1'"
+check "nothing left behind" has "$T/$SW/trigger" "# Available triggers"
+
+# --- the stacks equal stacktrace's: three event kinds, two instances ---
+echo 'p:fsmkp do_sys_openat2' >>"$T/kprobe_events" || diag "no kprobe event"
+mkdir "$T/instances/ta" "$T/instances/tb"
+for i in ta tb; do
+	echo 1 >"$T/instances/$i/options/sym-offset"
+	echo 8192 >"$T/instances/$i/buffer_size_kb"
+done
+A=$T/instances/ta
+B=$T/instances/tb
+# Set up with tracing off: a trigger on an event that is not enabled yet
+# fires without the event's record (soft mode, the kernel's rule for every
+# trigger), which would leave an id record that belongs to no record.
+echo 0 >"$A/tracing_on"
+echo 0 >"$B/tracing_on"
+for e in $SW $OPEN; do
+	echo stacktrace >"$A/$e/trigger"
+	echo stackmap >>"$A/$e/trigger"
+	echo 1 >"$A/$e/enable"
+done
+echo stackmap >"$B/$KP/trigger"
+echo stacktrace >>"$B/$KP/trigger"
+echo 1 >"$B/$KP/enable"
+# a filter in the same instance, another event kind: sched_wakeup
+echo 'stackmap if comm == "bash"' >"$B/events/sched/sched_wakeup/trigger"
+echo 1 >"$B/events/sched/sched_wakeup/enable"
+echo >"$A/trace"
+echo >"$B/trace"
+echo 1 >"$A/tracing_on"
+echo 1 >"$B/tracing_on"
+workload 20
+echo 0 >"$A/tracing_on"
+echo 0 >"$B/tracing_on"
+cp /proc/kallsyms "$TMPD/kallsyms"
+for i in ta tb; do
+	mkdir "$TMPD/$i"
+	for c in "$T/instances/$i"/per_cpu/cpu*; do
+		cp "$c/trace" "$TMPD/$i/${c##*/}"
+	done
+done
+tlater "tp pairs $TMPD/ta sched_switch $TMPD/kallsyms stacktrace"
+tlater "sys pairs $TMPD/ta sys_openat $TMPD/kallsyms stacktrace"
+tlater "kprobe pairs $TMPD/tb fsmkp $TMPD/kallsyms stacktrace"
+tlater "if pairs $TMPD/tb sched_wakeup $TMPD/kallsyms filter=comm=bash"
+
+# a kprobe event with a trigger cannot be removed (EBUSY, as with stacktrace)
+echo '!stacktrace' >>"$B/$KP/trigger"
+echo 0 >"$B/$KP/enable"
+check_fail "kprobe event with a stackmap trigger: removal refused" \
+	eval "echo '-:fsmkp' >>$T/kprobe_events"
+echo '!stackmap' >>"$B/$KP/trigger"
+check "kprobe event removable once the trigger is gone" \
+	eval "echo '-:fsmkp' >>$T/kprobe_events"
+
+# --- :N gives exactly N records ---
+mkdir "$T/instances/tc"
+C=$T/instances/tc
+echo 'stackmap:3' >"$C/$SW/trigger"
+echo 1 >"$C/$SW/enable"
+workload 10
+echo 0 >"$C/tracing_on"
+check_eq ":3 counted down" "$(first "$C/$SW/trigger")" "stackmap:count=0"
+mkdir "$TMPD/tc"
+for c in "$C"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tc/${c##*/}"; done
+tlater "count count $TMPD/tc sched_switch 3"
+
+# --- stackmap:user: stack_id_user records with cookies, user stacks follow ---
+mkdir "$T/instances/tu"
+U=$T/instances/tu
+wait_for "$U/options/stackmap_user" || diag "no options/stackmap_user in tu"
+echo 1 >"$U/options/stackmap_user"
+echo 0 >"$U/tracing_on"
+echo 'stackmap:user' >"$U/$OPEN/trigger"
+check_eq "listed as stackmap:user:unlimited" "$(first "$U/$OPEN/trigger")" \
+	"stackmap:user:unlimited"
+echo 1 >"$U/$OPEN/enable"
+echo >"$U/trace"
+echo 1 >"$U/tracing_on"
+workload 10
+echo 0 >"$U/tracing_on"
+mkdir "$TMPD/tu"
+for c in "$U"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tu/${c##*/}"; done
+tlater "user pairs $TMPD/tu sys_openat $TMPD/kallsyms user"
+check "user_stack records written" has "$U/trace" "user_stack:"
+
+# --- a uprobe event: its post trigger runs with preemption enabled (H1) ---
+UP=$TMPD/trig_uprobe
+if gcc -O1 -fno-inline -o "$UP" "$HERE/prog/trig_uprobe.c"; then
+	off=$(nm "$UP" | awk '$3 == "fsm_trig_target" { print $1 }')
+	mkdir "$T/instances/tup"
+	P=$T/instances/tup
+	if echo "p:fsmup $UP:0x$off" >>"$T/uprobe_events"; then
+		echo 0 >"$P/tracing_on"
+		echo stackmap >"$P/events/uprobes/fsmup/trigger"
+		echo 1 >"$P/events/uprobes/fsmup/enable"
+		echo >"$P/trace"
+		echo 1 >"$P/tracing_on"
+		"$UP" 300
+		echo 0 >"$P/tracing_on"
+		mkdir "$TMPD/tup"
+		for c in "$P"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tup/${c##*/}"; done
+		tlater "uprobe pairs $TMPD/tup fsmup $TMPD/kallsyms alone"
+		echo '!stackmap' >>"$P/events/uprobes/fsmup/trigger"
+		echo 0 >"$P/events/uprobes/fsmup/enable"
+		check "uprobe event removable once the trigger is gone" \
+			eval "echo '-:fsmup' >>$T/uprobe_events"
+	else
+		nok "uprobe event on fsm_trig_target (0x$off)"
+	fi
+	rmdir "$P"
+else
+	nok "gcc trig_uprobe.c"
+fi
+
+# --- no id record for a discarded record (M1) ---
+# soft mode: the trigger alone keeps the event soft-disabled; no record
+mkdir "$T/instances/tsd"
+S=$T/instances/tsd
+echo stackmap >"$S/$SW/trigger"
+echo >"$S/trace"
+workload 10
+echo 0 >"$S/tracing_on"
+check_eq "soft-disabled event: no id record" \
+	"$(grep -cE ' (stack_id|stack_id_user|stack_fallback):' "$S/trace")" 0
+echo '!stackmap' >>"$S/$SW/trigger"
+# pid filter: only one process's openat records are kept
+echo 0 >"$S/tracing_on"
+(while :; do exec 3</proc/version; exec 3<&-; done) &
+lp=$!
+echo "$lp" >"$S/set_event_pid"
+echo stackmap >"$S/$OPEN/trigger"
+echo 1 >"$S/$OPEN/enable"
+echo >"$S/trace"
+echo 1 >"$S/tracing_on"
+workload 10
+# the writer stops first: tracing_on=0 between one of its records and
+# that record's id record would cut the pair at the window's end
+kill "$lp"
+wait "$lp" 2>/dev/null
+echo 0 >"$S/tracing_on"
+mkdir "$TMPD/tsd"
+for c in "$S"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tsd/${c##*/}"; done
+tlater "pidfilter pairs $TMPD/tsd sys_openat $TMPD/kallsyms alone"
+echo '!stackmap' >>"$S/$OPEN/trigger"
+echo 0 >"$S/$OPEN/enable"
+: >"$S/set_event_pid"
+# the event's own filter (about half of the switches are from idle): the
+# companion judges each record, only kept ones get an id record
+echo 'prev_pid == 0' >"$S/$SW/filter"
+echo stackmap >"$S/$SW/trigger"
+check_eq "filtered event: the trigger file lists stackmap once" \
+	"$(<"$S/$SW/trigger")" "stackmap:unlimited"
+echo 1 >"$S/$SW/enable"
+echo >"$S/trace"
+echo 1 >"$S/tracing_on"
+workload 10
+echo 0 >"$S/tracing_on"
+mkdir "$TMPD/tsf"
+for c in "$S"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tsf/${c##*/}"; done
+tlater "evfilter pairs $TMPD/tsf sched_switch $TMPD/kallsyms alone"
+diag "filtered event: $(grep -c 'sched_switch:' "$S/trace") records kept, trigger_no_verdict $(stat_get "$S/stack_map_stat" trigger_no_verdict)"
+echo '!stackmap' >>"$S/$SW/trigger"
+echo 0 >"$S/$SW/enable"
+echo 0 >"$S/$SW/filter"
+rmdir "$S"
+
+# --- rmdir of instances with triggers set ---
+check "rmdir of an instance with triggers" rmdir "$A"
+check "rmdir of another" rmdir "$U"
+check "and another" rmdir "$C"
+
+# --- a module's event: the trigger holds the module (H2) ---
+# fsm_tp_test.ko (built next to MODULE.ko), else the stock kernel's
+# kyber-iosched (events/kyber) from the kernel cache the host root holds
+TPKO=$(dirname "$KO")/fsm_tp_test.ko
+TPEV=events/fsm_tp_test/fsm_tp_ping
+TPMOD=fsm_tp_test
+if [ ! -f "$TPKO" ]; then
+	TPKO=
+	r=$(uname -r)
+	for d in "${FSM_CACHE:-}" "${HOME:-/root}/.cache/ftrace_stackmap" \
+		/root/.cache/ftrace_stackmap; do
+		f=$d/stock-$r/lib/modules/$r/kernel/block/kyber-iosched.ko
+		[ -n "$d" ] && [ -f "$f" ] && TPKO=$f && break
+	done
+	TPEV=events/kyber/kyber_latency
+	TPMOD=kyber_iosched
+fi
+if [ -z "$TPKO" ]; then
+	diag "no module with trace events for this kernel: H2 not tested here"
+elif insmod "$TPKO"; then
+	check "stackmap trigger on $TPEV" \
+		eval "echo stackmap >>$T/$TPEV/trigger"
+	check_fail "rmmod $TPMOD refused while its event has a stackmap trigger" \
+		rmmod "$TPMOD"
+	echo '!stackmap' >>"$T/$TPEV/trigger"
+	check "rmmod $TPMOD once the trigger is gone" rmmod "$TPMOD"
+	check "insmod $TPMOD again" insmod "$TPKO"
+	echo stackmap >>"$T/$TPEV/trigger"
+	TPLEFT=1	# rmmod of ftrace_stackmap below removes it, then $TPMOD goes
+else
+	nok "insmod $TPKO"
+fi
+
+# --- rmmod time: 300 triggers against 1 (M2, the ratio is printed) ---
+mkdir "$T/instances/tm"
+M=$T/instances/tm
+echo 0 >"$M/tracing_on"
+evs=()
+for f in "$M"/events/*/*/trigger; do
+	e=${f%/trigger}
+	case $e in */events/stackmap/* | */events/ftrace/* | */events/kyber/* | \
+		*/events/fsm_tp_test/*) continue ;; esac
+	evs+=("${e#"$M"/}")
+	[ ${#evs[@]} -ge 300 ] && break
+done
+set_n=0
+for e in "${evs[@]}"; do
+	echo stackmap 2>/dev/null >"$M/$e/trigger" && set_n=$((set_n + 1))
+done
+check_eq "300 stackmap triggers set" "$set_n" 300
+t0=$(date +%s%N)
+check "rmmod with $set_n triggers" unload
+t1=$(date +%s%N)
+left=0
+for e in "${evs[@]}"; do
+	has "$M/$e/trigger" "stackmap" && left=$((left + 1))
+	[ "$(<"$M/$e/enable")" = 0 ] || left=$((left + 1))
+done
+check_eq "rmmod removed every trigger and undid every soft mode" "$left" 0
+if [ -n "${TPLEFT:-}" ]; then
+	check "rmmod $TPMOD after rmmod ftrace_stackmap took its trigger" \
+		rmmod "$TPMOD"
+fi
+check "reload" load
+echo stackmap >"$M/${evs[0]}/trigger"
+t2=$(date +%s%N)
+check "rmmod with 1 trigger" unload
+t3=$(date +%s%N)
+diag "rmmod: $(((t1 - t0) / 1000000)) ms with $set_n triggers, $(((t3 - t2) / 1000000)) ms with 1 (ratio $(awk -v a=$((t1 - t0)) -v b=$((t3 - t2)) 'BEGIN { printf "%.2f", a / (b ? b : 1) }'))"
+rmdir "$M"
+
+check "reload" load
+
+# --- rmmod with triggers in two instances (top level and tb) ---
+echo 'stackmap:7 if prev_pid > 0' >"$T/$SW/trigger"
+echo stackmap >"$B/$OPEN/trigger"
+check "rmmod with triggers set in two instances" unload
+check "top-level trigger removed by rmmod" has "$T/$SW/trigger" "# Available triggers"
+check "tb trigger removed by rmmod" has "$B/$OPEN/trigger" "# Available triggers"
+check_eq "soft mode undone by rmmod" "$(<"$T/$SW/enable")" "0"
+check "stackmap no longer an available trigger" \
+	eval "! has $T/$SW/trigger ' stackmap'"
+check "reload" load
+echo stackmap >"$T/$SW/trigger"
+check_eq "trigger works after a reload" "$(first "$T/$SW/trigger")" "stackmap:unlimited"
+echo '!stackmap' >>"$T/$SW/trigger"
+rmdir "$B"
+
+if [ -s "$TC" ]; then
+	$PY -S "$HERE/trig_check.py" <"$TC" >"$TMPD/tc.out" 2>&1
+	rc=$?
+	bad=0
+	while IFS= read -r l; do
+		case $l in
+		"ok - "*) ok "${l#ok - }" ;;
+		"not ok - "*) nok "${l#not ok - }"; bad=1 ;;
+		*) echo "# $l" ;;
+		esac
+	done <"$TMPD/tc.out"
+	[ "$rc" = 0 ] || [ $bad = 1 ] || nok "trig_check.py exited with $rc"
+fi
+finish

@@ -1,0 +1,280 @@
+#!/usr/bin/python3 -S
+# SPDX-License-Identifier: GPL-2.0
+"""trig_check.py - checks of the stackmap trigger (stackmap_trigger.sh).
+
+Reads check lines on stdin, like fsm_check.py ("LABEL CHECK ARG..."):
+
+  pairs DIR SRC KSYMS [stacktrace] [filter=FIELD=VALUE] [user] [alone]
+      DIR holds the per-CPU trace files (cpuN) of one instance. On each
+      CPU, every record of event SRC is followed, before the next SRC
+      record, by exactly one stack id record (stack_id, stack_id_user or
+      stack_fallback) - or none when filter= is given and the SRC record's
+      FIELD is not VALUE. With "stacktrace", it is also followed by exactly
+      one kernel "<stack trace>" (options/sym-offset on), and our stack,
+      symbolized with KSYMS (a copy of /proc/kallsyms taken while the
+      module was loaded), equals it once the tracing frames are trimmed
+      from the top of both. With "user", the id records are stack_id_user
+      with a non-zero cookie. With "alone" (SRC is the only event with a
+      stackmap trigger in DIR), every id record in DIR is one of those
+      that follow a SRC record: none follows another record (a trigger
+      fired for a record that was discarded, review M1).
+  count DIR SRC N
+      exactly N stack id records in DIR, and more than N SRC records.
+"""
+import bisect
+import glob
+import os
+import re
+import sys
+
+from fsmb import Bad, Check
+
+HEAD = re.compile(r"^\s*(?P<task>.+?)-(?P<pid>\d+)\s+(?:\(\s*[-\d]+\)\s+)?"
+                  r"\[(?P<cpu>\d+)\]\s+(?:\S+\s+)?(?P<ts>\d+\.\d+):\s+"
+                  r"(?P<rest>.*)$")
+ID_EVENTS = ("stack_id", "stack_id_user", "stack_fallback")
+# records of this module and of the kernel's stacktrace: anything else
+# (another event) ends the records that follow a source record
+OURS = ID_EVENTS + ("stack_def", "stack_reset", "user_stack", "file_map",
+                    "<stack trace>")
+MAXD = 64   # FSM_MAX_KERNEL_DEPTH
+
+# Frames of the tracing machinery at the top of a trigger's stack: the
+# trigger call, the commit, the event's probe, the tracepoint iterator,
+# kprobe and syscall event handlers; and this module's own frames.
+TRIM_NAMES = {
+    "event_triggers_post_call", "trace_event_buffer_commit",
+    "kprobe_trace_func", "__kprobe_trace_func", "kprobe_dispatcher",
+    "kretprobe_dispatcher", "kprobe_ftrace_handler", "ftrace_syscall_enter",
+    "ftrace_syscall_exit", "trace_sys_enter", "trace_sys_exit",
+}
+TRIM_PREFIX = ("trace_event_raw_event_", "__traceiter_", "perf_trace_",
+               "__bpf_trace_")
+
+
+def load_ksyms(path):
+    syms = []
+    for line in open(path):
+        p = line.split()
+        if len(p) < 3 or p[1] not in "tTwW":
+            continue
+        a = int(p[0], 16)
+        if a:
+            syms.append((a, p[2], p[3] if len(p) > 3 else ""))
+    syms.sort()
+    return [s[0] for s in syms], syms
+
+
+def symbolize(ksyms, ip):
+    addrs, syms = ksyms
+    i = bisect.bisect_right(addrs, ip) - 1
+    if i < 0:
+        return "0x%x" % ip, ""
+    a, name, mod = syms[i]
+    return "%s+0x%x" % (name, ip - a), mod
+
+
+def trim(frames):
+    """frames: [(name+off, module, ip)]: drop the tracing frames on top."""
+    i = 0
+    while i < len(frames):
+        name = frames[i][0].split("+")[0]
+        if frames[i][1] == "[ftrace_stackmap]" or name in TRIM_NAMES or \
+           name.startswith(TRIM_PREFIX):
+            i += 1
+            continue
+        break
+    return frames[i:]
+
+
+def read_cpu(path):
+    """Records of one per-CPU file: [(event, rest, [stack lines])]."""
+    out = []
+    for line in open(path, errors="replace"):
+        line = line.rstrip("\n")
+        if line.startswith("#") or not line:
+            continue
+        if line.startswith(" => "):
+            if out:
+                out[-1][2].append(line[4:].strip())
+            continue
+        m = HEAD.match(line)
+        if not m:
+            continue
+        rest = m.group("rest")
+        if rest.startswith("<stack trace>"):
+            out.append(("<stack trace>", "", []))
+            continue
+        # "name: fields", or "sys_openat(dfd: ...)" for syscall events
+        m = re.match(r"([\w:]+?)(?::\s|\(|$)", rest)
+        ev = m.group(1) if m else rest.split()[0]
+        out.append((ev.split(":")[-1], rest[len(ev):].lstrip(": "), []))
+    return out
+
+
+def array(text):
+    return [int(x, 0) for x in re.split(r"[,\s]+", text.strip("{}[] ")) if x]
+
+
+def field(rest, name):
+    m = re.search(r"(?:^|\s)%s=(\S+)" % re.escape(name), rest)
+    return m.group(1) if m else None
+
+
+def cpu_files(d):
+    files = sorted(glob.glob(os.path.join(d, "cpu*")))
+    if not files:
+        raise Bad("no per-CPU files in %s" % d)
+    return files
+
+
+def defs_of(files):
+    """stack_id -> ips, from the stack_def records of all files."""
+    defs = {}
+    for f in files:
+        for ev, rest, _ in read_cpu(f):
+            if ev == "stack_def":
+                defs[int(field(rest, "stack_id"))] = array(
+                    rest.split("ips=", 1)[1])
+    return defs
+
+
+def cmd_pairs(c, d, src, ksymf, *opts):
+    st = "stacktrace" in opts
+    user = "user" in opts
+    alone = "alone" in opts
+    nall = nown = 0
+    orphans = []
+    filt = [o[7:].split("=", 1) for o in opts if o.startswith("filter=")]
+    files = cpu_files(d)
+    ksyms = load_ksyms(ksymf)
+    defs = defs_of(files)
+    nsrc = nid = ncmp = 0
+    bad = []
+    for f in files:
+        recs = read_cpu(f)
+        nall += sum(r[0] in ID_EVENTS for r in recs)
+        owned = set()
+        for i, r in enumerate(recs):
+            if r[0] != src:
+                if alone and r[0] in ID_EVENTS and i not in owned and \
+                        len(orphans) < 3:
+                    orphans.append("%s record %d: %s after %s" % (
+                        os.path.basename(f), i, r[0],
+                        [x[0] for x in recs[max(0, i - 3):i]]))
+                continue
+            # the records that follow it, up to the next foreign record
+            end = i + 1
+            while end < len(recs) and recs[end][0] in OURS:
+                end += 1
+            group = recs[i + 1:end]
+            ids = [r for r in group if r[0] in ID_EVENTS]
+            kst = [r for r in group if r[0] == "<stack trace>"]
+            nsrc += 1
+            nown += len(ids)
+            owned.update(j for j in range(i + 1, end)
+                         if recs[j][0] in ID_EVENTS)
+            want = 1
+            if filt and field(recs[i][1], filt[0][0]) != filt[0][1]:
+                want = 0
+            if len(ids) != want:
+                bad.append("%s #%d: %d id records, want %d"
+                           % (os.path.basename(f), nsrc, len(ids), want))
+                continue
+            if st and len(kst) != 1:
+                bad.append("%s #%d: %d kernel stacks"
+                           % (os.path.basename(f), nsrc, len(kst)))
+                continue
+            if not want:
+                continue
+            nid += 1
+            ev, rest, _ = ids[0]
+            if user:
+                ck = field(rest, "cookie")
+                if ev != "stack_id_user" or not ck or int(ck, 16) == 0:
+                    bad.append("#%d: not a stack_id_user with a cookie: %s %s"
+                               % (nsrc, ev, rest))
+                    continue
+            if not st:
+                continue
+            if ev == "stack_fallback":
+                ips = array(rest.split("ips=", 1)[1])
+            else:
+                sid = int(field(rest, "stack_id"))
+                if sid not in defs:
+                    bad.append("#%d: id %d has no stack_def" % (nsrc, sid))
+                    continue
+                ips = defs[sid]
+            ours = trim([symbolize(ksyms, ip) + (ip,) for ip in ips])
+            theirs = trim([(re.sub(r"/0x[0-9a-f]+$", "", x.split()[0]),
+                            "[%s]" % x.split("[", 1)[1] if "[" in x else "",
+                            None)
+                           for x in kst[0][2]])
+            # the kernel prints an address it cannot name (the ftrace
+            # trampoline of a kprobe) as 0x...: compare it with our address
+            ok = len(ours) <= len(theirs) and \
+                all(o[0] == t[0] or (t[0].startswith("0x") and
+                                     int(t[0], 16) == o[2])
+                    for o, t in zip(ours, theirs)) and \
+                (len(ours) == len(theirs) or len(ips) >= MAXD)
+            ours = [o[0] for o in ours]
+            theirs = [t[0] for t in theirs]
+            if not ok:
+                bad.append("#%d: ours %s != stacktrace %s"
+                           % (nsrc, ours[:6], theirs[:6]))
+                continue
+            ncmp += 1
+    c.diag("%s: %d source records, %d with an id record, %d stacks compared"
+           % (d, nsrc, nid, ncmp))
+    if filt:
+        c.ok("the filter kept some records and refused others",
+             0 < nid < nsrc, "%d of %d kept" % (nid, nsrc))
+    for o in orphans:
+        c.diag(o)
+    if alone:
+        c.eq("%s: every id record follows a %s record" % (d, src),
+             nall - nown, 0)
+    for b in bad[:5]:
+        c.diag(b)
+    c.ok("every %s record has exactly the id records it should" % src
+         + (" and its stack equals stacktrace's" if st else ""),
+         nsrc > 0 and nid > 0 and not bad,
+         "%d of %d wrong" % (len(bad), nsrc) if bad else "no records")
+
+
+def cmd_count(c, d, src, n):
+    files = cpu_files(d)
+    nsrc = nid = 0
+    for f in files:
+        for ev, _, _ in read_cpu(f):
+            nsrc += ev == src
+            nid += ev in ID_EVENTS
+    c.ok("%s: %d source records > %s" % (d, nsrc, n), nsrc > int(n),
+         "too few source records")
+    c.eq("exactly %s stack id records" % n, nid, int(n))
+
+
+CMDS = {"pairs": cmd_pairs, "count": cmd_count}
+
+
+def main():
+    failed = 0
+    for line in sys.stdin:
+        w = line.split()
+        if not w:
+            continue
+        c = Check(w[0])
+        if len(w) < 2 or w[1] not in CMDS:
+            c.ok("bad check line %r" % line.strip(), False)
+        else:
+            try:
+                CMDS[w[1]](c, *w[2:])
+            except Exception as e:  # a broken check fails, the others run
+                c.ok(w[1], False, "%s: %s" % (type(e).__name__, e))
+        failed += c.failed
+        sys.stdout.flush()
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * compat_layouts.h - kernel-internal types, checked against the target
+ * kernel at build time (part of the compat place, see compat.h).
+ *
+ * The trigger interface (struct event_command and its friends) lives in
+ * kernel/trace/trace.h, not in the headers that modules get. A blind copy
+ * of those structs would compile against any kernel and corrupt memory on
+ * the first one whose layout differs. So:
+ *
+ * - scripts/kernel-layouts reads the layouts of the kernel the module is
+ *   built for (its BTF, or the source tree of our debug kernel) into
+ *   generated/fsm_kernel_layouts.h, at every build (top Makefile);
+ * - the declarations below name only the members we use, each checked
+ *   with static_assert against the generated offsets and sizes. A member
+ *   we do not touch is padding to us;
+ * - scripts/kernel-layouts also compiles this header against the layouts
+ *   it generated: when an assertion fails, it adds FSM_KL_LAYOUT_MISMATCH
+ *   with the message, and the module builds without the trigger;
+ * - when the target kernel has no BTF and no source tree, or a type or
+ *   member is missing, or the layouts differ, FSM_HAVE_KL_TRIGGER is 0: the stackmap trigger is
+ *   built out, the build says why (scripts/kernel-layouts, on stderr) and
+ *   so does dmesg at load (FSM_KL_TRIGGER_WHY). Everything else works.
+ */
+#ifndef FSM_COMPAT_LAYOUTS_H
+#define FSM_COMPAT_LAYOUTS_H
+
+#include <linux/build_bug.h>
+#include <linux/list.h>
+#include <linux/stddef.h>
+#include <linux/trace_events.h>
+
+#if __has_include("generated/fsm_kernel_layouts.h")
+#include "generated/fsm_kernel_layouts.h"
+#else
+#define FSM_KL_ORIGIN "none"
+#define FSM_KL_NOT_GENERATED "layouts not generated (build through the top Makefile)"
+#endif
+
+#if defined(FSM_KL_HAVE_event_command) && \
+	defined(FSM_KL_HAVE_event_trigger_data) && \
+	defined(FSM_KL_HAVE_event_trigger_ops) && \
+	defined(FSM_KL_HAVE_enum_event_command_flags) && \
+	defined(FSM_KL_HAVE_enum_event_trigger_type) && \
+	!defined(FSM_KL_LAYOUT_MISMATCH)
+#define FSM_HAVE_KL_TRIGGER 1
+#define FSM_KL_TRIGGER_WHY ""
+#else
+#define FSM_HAVE_KL_TRIGGER 0
+#if defined(FSM_KL_NOT_GENERATED)
+#define FSM_KL_TRIGGER_WHY FSM_KL_NOT_GENERATED
+#elif defined(FSM_KL_LAYOUT_MISMATCH)
+#define FSM_KL_TRIGGER_WHY FSM_KL_LAYOUT_MISMATCH
+#elif defined(FSM_KL_MISSING_event_command)
+#define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_event_command
+#elif defined(FSM_KL_MISSING_event_trigger_data)
+#define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_event_trigger_data
+#elif defined(FSM_KL_MISSING_event_trigger_ops)
+#define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_event_trigger_ops
+#elif defined(FSM_KL_MISSING_enum_event_command_flags)
+#define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_enum_event_command_flags
+#else
+#define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_enum_event_trigger_type
+#endif
+#endif
+
+/*
+ * The trace options an output callback gets as its "flags" argument
+ * (tr->trace_flags & TRACE_ITER_SYM_MASK): bit numbers of enum
+ * trace_iterator_bits, private to kernel/trace/trace.h.
+ */
+#if defined(FSM_KL_HAVE_enum_trace_iterator_bits)
+#define FSM_HAVE_TRACE_ITER_BITS 1
+#define FSM_TRACE_ITER_SYM_OFFSET (1UL << FSM_KL_TRACE_ITER_SYM_OFFSET_BIT)
+#define FSM_TRACE_ITER_SYM_ADDR (1UL << FSM_KL_TRACE_ITER_SYM_ADDR_BIT)
+#else
+#define FSM_HAVE_TRACE_ITER_BITS 0
+#if defined(FSM_KL_NOT_GENERATED)
+#define FSM_TRACE_FLAGS_WHY FSM_KL_NOT_GENERATED
+#else
+#define FSM_TRACE_FLAGS_WHY FSM_KL_MISSING_enum_trace_iterator_bits
+#endif
+#endif
+
+#if FSM_HAVE_KL_TRIGGER
+
+struct event_filter;
+struct fsm_kl_trigger_data;
+struct fsm_kl_trigger_ops;
+
+/* struct event_command (kernel/trace/trace.h) */
+struct fsm_kl_command {
+	struct list_head list;
+	char *name;
+	enum event_trigger_type trigger_type;
+	int flags;
+	int (*parse)(struct fsm_kl_command *cmd_ops,
+		     struct trace_event_file *file, char *glob, char *cmd,
+		     char *param_and_filter);
+	int (*reg)(char *glob, struct fsm_kl_trigger_data *data,
+		   struct trace_event_file *file);
+	void (*unreg)(char *glob, struct fsm_kl_trigger_data *data,
+		      struct trace_event_file *file);
+	void (*unreg_all)(struct trace_event_file *file);
+	int (*set_filter)(char *filter_str, struct fsm_kl_trigger_data *data,
+			  struct trace_event_file *file);
+	struct fsm_kl_trigger_ops *(*get_trigger_ops)(char *cmd, char *param);
+};
+
+/* struct event_trigger_data */
+struct fsm_kl_trigger_data {
+	unsigned long count;
+	int ref;
+	int flags;
+	struct fsm_kl_trigger_ops *ops;
+	struct fsm_kl_command *cmd_ops;
+	struct event_filter __rcu *filter;
+	char *filter_str;
+	void *private_data;
+	bool paused;
+	bool paused_tmp;
+	struct list_head list;
+	char *name;
+	struct list_head named_list;
+	struct fsm_kl_trigger_data *named_data;
+};
+
+/* struct event_trigger_ops */
+struct fsm_kl_trigger_ops {
+	void (*trigger)(struct fsm_kl_trigger_data *data,
+			struct trace_buffer *buffer, void *rec,
+			struct ring_buffer_event *rbe);
+	int (*init)(struct fsm_kl_trigger_data *data);
+	void (*free)(struct fsm_kl_trigger_data *data);
+	int (*print)(struct seq_file *m, struct fsm_kl_trigger_data *data);
+};
+
+#define FSM_KL_CHECK(ours, theirs, member)				\
+	static_assert(offsetof(struct ours, member) ==			\
+		      FSM_KL_##theirs##__##member &&			\
+		      sizeof(((struct ours *)NULL)->member) <=		\
+		      FSM_KL_##theirs##____SIZE -			\
+		      FSM_KL_##theirs##__##member,			\
+		      #theirs "::" #member " moved in this kernel: "	\
+		      "the fsm_kl_ declarations are out of date")
+#define FSM_KL_CHECK_SIZE(ours, theirs)					\
+	static_assert(sizeof(struct ours) == FSM_KL_##theirs##____SIZE,	\
+		      "struct " #theirs " changed size in this kernel: "	\
+		      "the fsm_kl_ declarations are out of date")
+
+FSM_KL_CHECK_SIZE(fsm_kl_command, event_command);
+FSM_KL_CHECK(fsm_kl_command, event_command, list);
+FSM_KL_CHECK(fsm_kl_command, event_command, name);
+FSM_KL_CHECK(fsm_kl_command, event_command, trigger_type);
+FSM_KL_CHECK(fsm_kl_command, event_command, flags);
+FSM_KL_CHECK(fsm_kl_command, event_command, parse);
+FSM_KL_CHECK(fsm_kl_command, event_command, reg);
+FSM_KL_CHECK(fsm_kl_command, event_command, unreg);
+FSM_KL_CHECK(fsm_kl_command, event_command, unreg_all);
+FSM_KL_CHECK(fsm_kl_command, event_command, set_filter);
+FSM_KL_CHECK(fsm_kl_command, event_command, get_trigger_ops);
+
+FSM_KL_CHECK_SIZE(fsm_kl_trigger_data, event_trigger_data);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, count);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, ref);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, flags);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, ops);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, cmd_ops);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, filter);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, filter_str);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, private_data);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, paused);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, paused_tmp);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, list);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, name);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, named_list);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, named_data);
+
+FSM_KL_CHECK_SIZE(fsm_kl_trigger_ops, event_trigger_ops);
+FSM_KL_CHECK(fsm_kl_trigger_ops, event_trigger_ops, trigger);
+FSM_KL_CHECK(fsm_kl_trigger_ops, event_trigger_ops, init);
+FSM_KL_CHECK(fsm_kl_trigger_ops, event_trigger_ops, free);
+FSM_KL_CHECK(fsm_kl_trigger_ops, event_trigger_ops, print);
+
+/* enum event_command_flags and enum event_trigger_type */
+#define FSM_KL_CMD_FL_POST_TRIGGER	FSM_KL_EVENT_CMD_FL_POST_TRIGGER
+#define FSM_KL_CMD_FL_NEEDS_REC		FSM_KL_EVENT_CMD_FL_NEEDS_REC
+static_assert(FSM_KL_ETT_STACKTRACE - ETT_STACKTRACE == 0 &&
+	      FSM_KL_ETT_EVENT_EPROBE - ETT_EVENT_EPROBE == 0,
+	      "enum event_trigger_type differs from the kernel's own");
+
+#undef FSM_KL_CHECK
+#undef FSM_KL_CHECK_SIZE
+
+#endif /* FSM_HAVE_KL_TRIGGER */
+#endif /* FSM_COMPAT_LAYOUTS_H */

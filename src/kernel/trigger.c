@@ -1,0 +1,878 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * trigger.c - the "stackmap" event trigger, the counterpart of the kernel's
+ * "stacktrace" trigger (Documentation/tracing.rst, "The stackmap trigger").
+ *
+ *   echo 'stackmap' > events/SYS/EV/trigger         # every hit
+ *   echo 'stackmap:5 if pid > 1' > ...              # count and filter
+ *   echo 'stackmap:user' > ...                      # user stack too
+ *   echo '!stackmap' > ...                          # remove
+ *
+ * A post trigger (EVENT_CMD_FL_POST_TRIGGER): it runs after the event's
+ * record was committed (or discarded), follows its own "if" filter, not the
+ * event's, exactly as "stacktrace". Each hit writes the stack id records of
+ * fsm_record_event_to() into the instance of the triggering event, through
+ * that instance's stackmap:stack_id file, whether or not stack_id is
+ * enabled there (stacktrace needs no enable either).
+ *
+ * How it gets in (6.1): register_event_command() is __init and not
+ * exported, and struct event_command is not in the public headers. So:
+ * - the layouts are checked at build time (compat_layouts.h); without them
+ *   the trigger is built out and dmesg says why at load;
+ * - the static trigger_commands list, trigger_cmd_mutex, event_mutex and
+ *   the kernel's own trigger_stacktrace_cmd are found through kallsyms
+ *   (compat.c); stacktrace's command is checked (name, type, flags) and
+ *   its generic callbacks are reused: parse (event_trigger_parse), unreg
+ *   (unregister_trigger), set_filter (set_trigger_filter), and the init/
+ *   free of its ops (event_trigger_init/event_trigger_free). Only parse
+ *   and reg are wrapped: parse strips a leading "user" parameter (which the
+ *   kernel's parser would take for a filter) and notes it for
+ *   get_trigger_ops; reg finds our instance, prepares its map and tracks
+ *   the trigger. It has no unreg_all, so "echo > trigger" (O_TRUNC) keeps
+ *   stacktrace triggers, and ours too: the same rule.
+ *
+ * Lifecycle (all under event_mutex, which the kernel holds around parse,
+ * reg, unreg and ops->free):
+ * - a registered trigger has a struct fsm_trig (its data->private_data,
+ *   in place of the event file the kernel's parser put there), on
+ *   fsm_trigs, holding a reference on our instance;
+ * - ops->free with the last reference (unregister_trigger: "!stackmap";
+ *   clear_event_triggers: rmdir of the instance) lets the kernel's free
+ *   wait for running triggers (tracepoint_synchronize_unregister() in
+ *   trigger_data_free()) and free the data; then fsm_trig goes;
+ * - rmmod (fsm_trigger_exit()): under event_mutex, the command leaves
+ *   trigger_commands first (under trigger_cmd_mutex: no new "stackmap"
+ *   can be parsed, and event_mutex is held throughout, so none was parsed
+ *   in between), then every tracked trigger is unregistered with the
+ *   command's unreg, as "!stackmap" would. Then synchronize_rcu() (which
+ *   covers RCU-sched) and tracepoint_synchronize_unregister(): no trigger
+ *   callback (module text) runs any more when the module goes;
+ * - a kprobe or synthetic event with a stackmap trigger cannot be removed
+ *   (EBUSY): the trigger soft-enables the event, the kernel's rule for
+ *   every trigger.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ctype.h>
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/lockdep.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/preempt.h>
+#include <linux/rcupdate.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/trace_events.h>
+#include <linux/tracepoint.h>
+#include <linux/utsname.h>
+
+#include "compat.h"
+#include "compat_layouts.h"
+#include "tracing.h"
+#include "ustack.h"
+
+#define FSM_TRIG_NAME	"stackmap"
+
+#if FSM_HAVE_KL_TRIGGER
+
+/* Kernel objects found through kallsyms at load (see the top comment). */
+static struct list_head *fsm_k_commands;
+static struct mutex *fsm_k_cmd_mutex;
+static struct mutex *fsm_k_event_mutex;
+static struct trace_event_file *(*fsm_k_find_event_file)(struct trace_array *tr,
+							  const char *system,
+							  const char *event);
+/* stacktrace's callbacks, reused */
+static struct fsm_kl_command *fsm_k_st;
+static int (*fsm_k_init)(struct fsm_kl_trigger_data *data);
+static void (*fsm_k_free)(struct fsm_kl_trigger_data *data);
+/* free_event_filter(), for the rmmod path (NULL: free one by one) */
+static void (*fsm_k_free_filter)(struct event_filter *filter);
+
+static struct fsm_kl_command fsm_cmd;
+static bool fsm_cmd_on;		/* fsm_cmd is on trigger_commands */
+/* The trimmed frame: event_triggers_post_call() calls the trigger. */
+static struct fsm_src *fsm_trig_src;
+
+/**
+ * struct fsm_trig - one registered stackmap trigger.
+ * @node:     in fsm_trigs (event_mutex)
+ * @data:     the kernel's trigger data (private_data points here)
+ * @file:     the triggering event's file
+ * @sid_file: our stackmap:stack_id file in the same instance: the records
+ *            go through it; valid as long as the instance (its triggers
+ *            are cleared before its files are freed) and this module
+ * @inst:     our instance (a reference held)
+ * @mod:      the module of the triggering event (a reference held), or
+ *            NULL (built-in or dynamic event): its event files live as
+ *            long as the module, and rmmod of it would free @file under
+ *            the trigger (the kernel never clears a module's triggers)
+ * @comp:     the companion trigger data that judges the record
+ *            (fsm_trig_judge())
+ * @comp_on:  @comp is on the event's trigger list (event_mutex; read by
+ *            the trigger)
+ */
+struct fsm_trig {
+	struct list_head node;
+	struct fsm_kl_trigger_data *data;
+	struct trace_event_file *file;
+	struct trace_event_file *sid_file;
+	struct fsm_inst *inst;
+	struct module *mod;
+	struct fsm_kl_trigger_data comp;
+	bool comp_on;
+};
+
+static LIST_HEAD(fsm_trigs);
+/* rmmod: triggers off their events, freed after one grace period */
+static LIST_HEAD(fsm_trigs_dead);
+static bool fsm_trig_exiting;	/* event_mutex */
+/* "user" seen by fsm_trig_parse(), for fsm_trig_get_ops() (event_mutex) */
+static bool fsm_parse_user;
+/* fsm_trig_reg() said why it refused (event_mutex): one dmesg line */
+static bool fsm_reg_said;
+
+/*
+ * Count down data->count (-1: unlimited), as stacktrace_count_trigger()
+ * does, but with cmpxchg: two CPUs that both see 1 cannot both fire (and
+ * wrap the count to "unlimited"), so ":N" gives exactly N records. Each
+ * failed cmpxchg means another CPU took one: at most count + CPUs rounds.
+ * Context: the trigger. Return: true to fire.
+ */
+static bool notrace fsm_trig_take(struct fsm_kl_trigger_data *data)
+{
+	unsigned long c = READ_ONCE(data->count);
+
+	for (;;) {
+		unsigned long old;
+
+		if (!c)
+			return false;
+		if (c == -1UL)
+			return true;
+		old = cmpxchg(&data->count, c, c - 1);
+		if (old == c)
+			return true;
+		c = old;
+	}
+}
+
+/*
+ * The verdict on the triggering event's record. A post trigger runs after
+ * the commit whether the record went in or not (the kernel calls it on
+ * its "discard" path too: the event is soft-disabled, its filter refused
+ * the record, or set_event_pid did), and it gets no record to look at.
+ * Records are paired with their source record by position: an id record
+ * written for a discarded record would follow some other record and hand
+ * it a foreign stack.
+ *
+ * So each stackmap trigger has a companion trigger data on the same
+ * event (t->comp, command fsm_vcmd: flag NEEDS_REC, type ETT_NONE, not
+ * on trigger_commands): event_triggers_call() calls it with the record
+ * before __event_trigger_test_discard() decides, and it makes the same
+ * tests (soft-disabled, the event's filter on the record, the pid filter)
+ * and leaves the verdict in a per-CPU slot of its interrupt context level
+ * (task, softirq, irq, NMI), tagged with the trigger and the task. The
+ * post trigger of the same event, same CPU, same level, same task takes
+ * it. The companion is invisible to the kernel's trigger code: it prints
+ * nothing in the trigger file, no command has its type (register_trigger's
+ * EEXIST, unregister_trigger, "!stackmap" and O_TRUNC never match it), and
+ * it holds one tm_ref like any trigger (register_trigger/unregister_trigger
+ * or clear_event_triggers keep the count).
+ *
+ * Order in file->triggers: the companion is added after the trigger, at
+ * the head (list_add_rcu), so it comes first; nothing is ever added
+ * between them. clear_event_triggers() (rmdir) therefore frees it before
+ * the trigger; "!stackmap" and rmmod take the trigger off, whose free
+ * takes the companion off (fsm_trig_free()).
+ *
+ * No verdict (the post trigger writes nothing, counted in
+ * trigger_no_verdict): the hits of a trigger while its companion is not
+ * on the list yet or any more (t->comp_on), a uprobe task that moved to
+ * another CPU between the two calls (preemption is enabled there), an
+ * event nested at the same level on the same CPU in between (the ring
+ * buffer's one allowed recursion: the inner post trigger takes the slot).
+ * A slot can be left behind (the trigger's "if" refused the record, so
+ * no post call took it); the next record of that trigger on that CPU and
+ * level passes the companion first, which overwrites it. Slots of a freed
+ * trigger are cleared before its memory can be reused
+ * (fsm_trig_clear_slots()).
+ *
+ * The slot is written and read on its own CPU only, at one context level:
+ * an interrupt can come between two stores but runs to completion first.
+ * The companion stores task and verdict, then the tag (barrier()): a
+ * nested companion + post trigger in between clear the tag, so the outer
+ * post trigger sees no tag rather than a mix. The flags are read a second
+ * time here: a change of enable, filter or set_event_pid in between can
+ * judge that one event by the new setting (as for any event written at
+ * that moment).
+ */
+struct fsm_trig_verdict {
+	struct fsm_trig *t;		/* tag: NULL = none */
+	struct task_struct *task;
+	bool keep;
+};
+
+#define FSM_TRIG_LEVELS 4	/* interrupt_context_level(): 0..3 */
+static DEFINE_PER_CPU(struct fsm_trig_verdict[FSM_TRIG_LEVELS], fsm_verdicts);
+
+static bool notrace fsm_trig_test(struct trace_event_file *file, void *rec)
+{
+	unsigned long fl = READ_ONCE(file->flags);
+	struct event_filter *filter;
+
+	if (fl & EVENT_FILE_FL_SOFT_DISABLED)
+		return false;
+	if (fl & EVENT_FILE_FL_FILTERED) {
+		/*
+		 * __event_trigger_test_discard() reads file->filter the same
+		 * way; it is freed after tracepoint_synchronize_unregister(),
+		 * which waits for us (preemption is disabled).
+		 */
+		filter = rcu_dereference_raw(file->filter);
+		if (filter && !filter_match_preds(filter, rec))
+			return false;
+	}
+	if ((fl & EVENT_FILE_FL_PID_FILTER) && trace_event_ignore_this_pid(file))
+		return false;
+	return true;
+}
+
+/* The companion's trigger: judge @rec. Context: the event (any). */
+static void notrace fsm_trig_judge(struct fsm_kl_trigger_data *data,
+				   struct trace_buffer *buffer, void *rec,
+				   struct ring_buffer_event *rbe)
+{
+	struct fsm_trig *t = container_of(data, struct fsm_trig, comp);
+	struct fsm_trig_verdict *v;
+	unsigned char level;
+
+	if (!rec)	/* an unconditional call: no record to judge */
+		return;
+	preempt_disable_notrace();
+	level = interrupt_context_level();
+	if (likely(level < FSM_TRIG_LEVELS)) {
+		v = this_cpu_ptr(&fsm_verdicts[level]);
+		v->task = current;
+		v->keep = fsm_trig_test(t->file, rec);
+		barrier();	/* the tag last: see above */
+		v->t = t;
+	}
+	preempt_enable_notrace();
+}
+
+/*
+ * Take the verdict the companion left for this hit.
+ * Context: the trigger, preemption disabled. Return: true to write.
+ */
+static bool notrace fsm_trig_record_kept(struct fsm_trig *t)
+{
+	unsigned char level = interrupt_context_level();
+	struct fsm_trig_verdict *v;
+	bool keep = false, found = false;
+
+	if (likely(level < FSM_TRIG_LEVELS && READ_ONCE(t->comp_on))) {
+		v = this_cpu_ptr(&fsm_verdicts[level]);
+		if (v->t == t) {
+			barrier();	/* the tag first: see above */
+			found = v->task == current;
+			keep = v->keep;
+			v->t = NULL;
+		}
+	}
+	if (!found)
+		local64_inc(&this_cpu_ptr(t->inst->pcpu)->trig_no_verdict);
+	return found && keep;
+}
+
+/*
+ * A freed trigger's memory can come back as another trigger: clear the
+ * slots that still name it. Context: task, after a grace period that
+ * follows the removal of @t's companion (no fsm_trig_judge() of @t runs).
+ */
+static void fsm_trig_clear_slots(struct fsm_trig *t)
+{
+	int cpu, l;
+
+	for_each_possible_cpu(cpu)
+		for (l = 0; l < FSM_TRIG_LEVELS; l++)
+			cmpxchg(&per_cpu(fsm_verdicts, cpu)[l].t, t, NULL);
+}
+
+/* The companion prints nothing: the trigger file lists stackmap once. */
+static int fsm_trig_print_none(struct seq_file *m,
+			       struct fsm_kl_trigger_data *data)
+{
+	return 0;
+}
+
+/*
+ * The companion's free: called by unregister_trigger() (from
+ * fsm_trig_free()) or clear_event_triggers(), after it left the list. The
+ * memory is the trigger's (freed with it).
+ * Context: task, event_mutex held.
+ */
+static void fsm_trig_comp_free(struct fsm_kl_trigger_data *data)
+{
+	struct fsm_trig *t = container_of(data, struct fsm_trig, comp);
+
+	lockdep_assert_held(fsm_k_event_mutex);
+	WRITE_ONCE(t->comp_on, false);
+}
+
+static struct fsm_kl_trigger_ops fsm_vops = {
+	.trigger = fsm_trig_judge,
+	.print = fsm_trig_print_none,
+	.free = fsm_trig_comp_free,
+};
+
+/* The companion's command: never on trigger_commands. */
+static struct fsm_kl_command fsm_vcmd = {
+	.name = FSM_TRIG_NAME,
+	.trigger_type = ETT_NONE,
+	.flags = FSM_KL_CMD_FL_NEEDS_REC,
+};
+
+/*
+ * One hit: check the record was kept, take one from ":N", write.
+ * The trigger may run with preemption enabled: a uprobe event's post
+ * trigger runs after the ring buffer's unlock under rcu_read_lock() only
+ * (uprobe_trace_func()). fsm_record_event_to() uses per-CPU buffers and
+ * counters and trace_event_buffer_reserve()'s context: disable preemption
+ * around it, as fsm_write_reset_record() does. Interrupts that nest are
+ * fine: the per-CPU reservation counts levels.
+ * Context: the trigger (any context; rcu_read_lock or rcu_read_lock_sched).
+ */
+static void notrace fsm_trig_fire(struct fsm_kl_trigger_data *data, bool user,
+				  bool counted)
+{
+	struct fsm_trig *t = data->private_data;
+
+	preempt_disable_notrace();
+	if (fsm_trig_record_kept(t) && (!counted || fsm_trig_take(data)))
+		fsm_record_event_to(t->inst, t->sid_file, fsm_trig_src, user);
+	preempt_enable_notrace();
+}
+
+static void notrace fsm_trig_kernel(struct fsm_kl_trigger_data *data,
+				    struct trace_buffer *buffer, void *rec,
+				    struct ring_buffer_event *rbe)
+{
+	fsm_trig_fire(data, false, false);
+}
+
+static void notrace fsm_trig_kernel_count(struct fsm_kl_trigger_data *data,
+					  struct trace_buffer *buffer, void *rec,
+					  struct ring_buffer_event *rbe)
+{
+	fsm_trig_fire(data, false, true);
+}
+
+static void notrace fsm_trig_user(struct fsm_kl_trigger_data *data,
+				  struct trace_buffer *buffer, void *rec,
+				  struct ring_buffer_event *rbe)
+{
+	fsm_trig_fire(data, true, false);
+}
+
+static void notrace fsm_trig_user_count(struct fsm_kl_trigger_data *data,
+					struct trace_buffer *buffer, void *rec,
+					struct ring_buffer_event *rbe)
+{
+	fsm_trig_fire(data, true, true);
+}
+
+/* The kernel's event_trigger_print() format, "stackmap" or "stackmap:user". */
+static int fsm_trig_print_as(struct seq_file *m, struct fsm_kl_trigger_data *data,
+			     const char *name)
+{
+	long count = (long)data->count;
+
+	seq_puts(m, name);
+	if (count == -1)
+		seq_puts(m, ":unlimited");
+	else
+		seq_printf(m, ":count=%ld", count);
+	if (data->filter_str)
+		seq_printf(m, " if %s\n", data->filter_str);
+	else
+		seq_putc(m, '\n');
+	return 0;
+}
+
+static int fsm_trig_print(struct seq_file *m, struct fsm_kl_trigger_data *data)
+{
+	return fsm_trig_print_as(m, data, FSM_TRIG_NAME);
+}
+
+static int fsm_trig_print_user(struct seq_file *m,
+			       struct fsm_kl_trigger_data *data)
+{
+	return fsm_trig_print_as(m, data, FSM_TRIG_NAME ":user");
+}
+
+static int fsm_trig_init(struct fsm_kl_trigger_data *data)
+{
+	return fsm_k_init(data);
+}
+
+/*
+ * ops->free: the kernel calls it when the trigger leaves its event
+ * ("!stackmap", rmdir of the instance, rmmod through our unreg). With the
+ * last reference the kernel's free waits for running triggers and frees
+ * @data; only then does our part go.
+ * Context: task, event_mutex held.
+ */
+static void fsm_trig_free(struct fsm_kl_trigger_data *data)
+{
+	struct fsm_trig *t = data->private_data;
+	bool last = data->ref == 1;
+
+	lockdep_assert_held(fsm_k_event_mutex);
+	if (last) {
+		list_del_init(&t->node);
+		/* the companion goes too (its free clears comp_on) */
+		if (t->comp_on)
+			fsm_k_st->unreg(FSM_TRIG_NAME, &t->comp, t->file);
+	}
+	if (last && fsm_trig_exiting && fsm_k_free_filter) {
+		/*
+		 * rmmod: event_trigger_free() without its grace periods
+		 * (trigger_data_free() waits once for the filter, once for
+		 * the data): off every list now, freed by
+		 * fsm_trig_release() after one wait for all of them.
+		 */
+		data->ref--;
+		list_add_tail(&t->node, &fsm_trigs_dead);
+		return;
+	}
+	fsm_k_free(data);
+	if (last) {
+		fsm_trig_clear_slots(t);
+		module_put(t->mod);
+		fsm_inst_put(t->inst);
+		kfree(t);
+	}
+}
+
+/*
+ * The rest of 6.1's trigger_data_free() (kernel/trace/trace_events_
+ * trigger.c) for a trigger fsm_trig_free() queued at rmmod: its filter
+ * (set_trigger_filter(NULL): free_event_filter() and filter_str), the
+ * data, then our part.
+ * Context: task, after tracepoint_synchronize_unregister() following the
+ * removal of @t's data from its event (no trigger callback can see it).
+ */
+static void fsm_trig_release(struct fsm_trig *t)
+{
+	struct fsm_kl_trigger_data *data = t->data;
+	struct event_filter *filter = rcu_access_pointer(data->filter);
+
+	if (filter)
+		fsm_k_free_filter(filter);
+	kfree(data->filter_str);
+	kfree(data);
+	fsm_trig_clear_slots(t);
+	module_put(t->mod);
+	fsm_inst_put(t->inst);
+	kfree(t);
+}
+
+/* [user][count], as stacktrace_get_trigger_ops() for the count */
+static struct fsm_kl_trigger_ops fsm_ops[2][2] = {
+	{
+		{ .trigger = fsm_trig_kernel, .print = fsm_trig_print,
+		  .init = fsm_trig_init, .free = fsm_trig_free },
+		{ .trigger = fsm_trig_kernel_count, .print = fsm_trig_print,
+		  .init = fsm_trig_init, .free = fsm_trig_free },
+	}, {
+		{ .trigger = fsm_trig_user, .print = fsm_trig_print_user,
+		  .init = fsm_trig_init, .free = fsm_trig_free },
+		{ .trigger = fsm_trig_user_count, .print = fsm_trig_print_user,
+		  .init = fsm_trig_init, .free = fsm_trig_free },
+	},
+};
+
+static bool fsm_ops_user(const struct fsm_kl_trigger_ops *ops)
+{
+	return ops == &fsm_ops[1][0] || ops == &fsm_ops[1][1];
+}
+
+/* Context: task, event_mutex held (trigger_data_alloc() in parse). */
+static struct fsm_kl_trigger_ops *fsm_trig_get_ops(char *cmd, char *param)
+{
+	return &fsm_ops[fsm_parse_user][param != NULL];
+}
+
+/*
+ * The kernel's event_trigger_parse(), after taking a leading "user"
+ * parameter off: "user", "user:N", "user if ...", "user:N if ...".
+ * Context: task, event_mutex and trigger_cmd_mutex held.
+ */
+static int fsm_trig_parse(struct fsm_kl_command *cmd,
+			  struct trace_event_file *file, char *glob,
+			  char *cmdstr, char *param_and_filter)
+{
+	char *p = param_and_filter;
+	char *text;
+	int ret;
+
+	lockdep_assert_held(fsm_k_event_mutex);
+	/* the kernel's parser cuts the text (strsep): keep it for dmesg */
+	text = param_and_filter ? kstrdup(param_and_filter, GFP_KERNEL) : NULL;
+	fsm_parse_user = false;
+	if (p && !strncmp(p, "user", 4) &&
+	    (!p[4] || p[4] == ':' || isspace(p[4]))) {
+		fsm_parse_user = true;
+		p += 4;
+		if (*p == ':')
+			p++;
+		p = skip_spaces(p);
+		if (!*p)
+			p = NULL;
+	}
+	fsm_reg_said = false;
+	ret = fsm_k_st->parse(cmd, file, glob, cmdstr, p);
+	fsm_parse_user = false;
+	/* ":N" past unsigned long: kstrtoul()'s -ERANGE is bad input too */
+	if (ret == -ERANGE)
+		ret = -EINVAL;
+	if (ret == -EINVAL && !fsm_reg_said)
+		pr_warn_ratelimited("%s:%s: trigger '%s%s%s' refused (expected [!]stackmap[:user][:N] [if FILTER])\n",
+				    file->event_call->class->system,
+				    trace_event_name(file->event_call), glob,
+				    param_and_filter ? ":" : "",
+				    param_and_filter ? (text ? text : "...") : "");
+	kfree(text);
+	return ret;
+}
+
+/*
+ * Put the companion of @t on its event, after @t's data (see "The verdict"
+ * above): register_trigger() links it at the head, takes a tm_ref and
+ * sets the event's TRIGGER_COND (NEEDS_REC). It cannot fail: the only
+ * type-0 data of an event is the companion of its one stackmap trigger,
+ * and the event is already in trigger mode. If it did, the trigger would
+ * write nothing (no verdict), counted.
+ * Context: task, event_mutex held.
+ */
+static void fsm_trig_comp_reg(struct fsm_trig *t)
+{
+	struct fsm_kl_trigger_data *c = &t->comp;
+
+	c->count = -1;
+	c->ref = 1;
+	c->ops = &fsm_vops;
+	c->cmd_ops = &fsm_vcmd;
+	c->private_data = t;
+	INIT_LIST_HEAD(&c->list);
+	INIT_LIST_HEAD(&c->named_list);
+	if (WARN_ON_ONCE(fsm_k_st->reg(FSM_TRIG_NAME, c, t->file)))
+		return;
+	WRITE_ONCE(t->comp_on, true);
+}
+
+/*
+ * reg: the kernel's register_trigger() (-EEXIST when the event already has
+ * a stackmap trigger), after finding the instance and preparing its map.
+ * The map is allocated here, under event_mutex (there is no earlier hook):
+ * -ENOMEM with one dmesg line past memory_budget_mb.
+ * Context: task, event_mutex held.
+ */
+static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
+			struct trace_event_file *file)
+{
+	struct trace_event_call *call = file->event_call;
+	struct fsm_kl_trigger_data *test;
+	struct trace_event_file *sid;
+	struct module *mod = NULL;
+	struct fsm_inst *inst;
+	struct fsm_trig *t;
+	int ret;
+
+	lockdep_assert_held(fsm_k_event_mutex);
+	if (!strcmp(call->class->system, "stackmap")) {
+		/* our records commit through stack_id: it would call itself */
+		pr_warn_ratelimited("stackmap:%s: no stackmap trigger on the module's own events\n",
+				    trace_event_name(call));
+		fsm_reg_said = true;
+		return -EINVAL;
+	}
+	/*
+	 * register_trigger()'s -EEXIST test, first: nothing below (the map,
+	 * the epoch) is done for a trigger that cannot be registered.
+	 */
+	list_for_each_entry(test, &file->triggers, list)
+		if (test->cmd_ops->trigger_type == data->cmd_ops->trigger_type)
+			return -EEXIST;
+	sid = fsm_k_find_event_file(file->tr, "stackmap", "stack_id");
+	if (!sid)
+		return -ENODEV;
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
+	/*
+	 * A module's event: hold the module while the trigger is set. Its
+	 * unload frees the event's files without clearing their triggers;
+	 * rmmod of this module would then unregister from freed memory.
+	 * With the reference, rmmod of that module fails (in use) until
+	 * "!stackmap". Dynamic events (kprobe, uprobe, synthetic...) have
+	 * no module (call->module shares a union with their refcount):
+	 * the trigger's soft mode keeps them (EBUSY on removal).
+	 */
+	if (!(call->flags & TRACE_EVENT_FL_DYNAMIC) && call->module) {
+		if (!try_module_get(call->module)) {
+			pr_warn_ratelimited("%s:%s: its module is going away: no stackmap trigger\n",
+					    call->class->system,
+					    trace_event_name(call));
+			fsm_reg_said = true;
+			kfree(t);
+			return -ENODEV;
+		}
+		mod = call->module;
+	}
+
+	mutex_lock(&fsm_mutex);
+	inst = fsm_ready ? fsm_inst_find_or_create_locked(file) :
+			   ERR_PTR(-ENODEV);
+	if (!IS_ERR(inst))
+		kref_get(&inst->ref);
+	mutex_unlock(&fsm_mutex);
+	if (IS_ERR(inst)) {
+		module_put(mod);
+		kfree(t);
+		return PTR_ERR(inst);
+	}
+	if (fsm_ops_user(data->ops) && !fsm_ustack_enabled(inst->id)) {
+		pr_warn_ratelimited("%s: stackmap:user needs options/stackmap_user=1 in this instance\n",
+				    fsm_inst_label(inst));
+		fsm_reg_said = true;
+		ret = -EINVAL;
+		goto fail;
+	}
+	ret = fsm_inst_prepare_map(inst);
+	if (ret)
+		goto fail;
+	/*
+	 * A new recording for this instance: ids carry their stack once
+	 * more (as fsm_register() does; 0 means "never inline").
+	 */
+	if (!atomic_inc_return(&inst->epoch))
+		atomic_inc(&inst->epoch);
+
+	t->data = data;
+	t->file = file;
+	t->sid_file = sid;
+	t->inst = inst;
+	t->mod = mod;
+	/*
+	 * Published to the trigger by the kernel's list_add_rcu() of @data
+	 * (a release): the trigger sees t, its fields and the map.
+	 */
+	data->private_data = t;
+	list_add(&t->node, &fsm_trigs);
+	ret = fsm_k_st->reg(glob, data, file);
+	if (!ret) {
+		fsm_trig_comp_reg(t);
+		return 0;
+	}
+	/* not registered (or added and taken off again): no free will come */
+	list_del(&t->node);
+	tracepoint_synchronize_unregister();
+	data->private_data = file;
+fail:
+	fsm_inst_put(inst);
+	module_put(mod);
+	kfree(t);
+	return ret;
+}
+
+/* Resolve and check everything. Return: NULL, or why not (for dmesg). */
+static const char *fsm_trig_resolve(void)
+{
+	struct fsm_kl_trigger_ops *st_ops;
+	struct fsm_kl_command *p;
+	unsigned long start, size;
+	bool listed = false;
+
+	/*
+	 * The layouts were read for FSM_KL_RELEASE. A module built without
+	 * the top Makefile (a plain "make -C KDIR M=") may carry a stale
+	 * generated header from another kernel: the static_asserts then
+	 * checked the wrong kernel.
+	 */
+	if (strcmp(FSM_KL_RELEASE, init_utsname()->release)) {
+		pr_warn("no stackmap trigger: layouts generated for %s, running %s (rebuild through the top Makefile)\n",
+			FSM_KL_RELEASE, init_utsname()->release);
+		return "";
+	}
+	fsm_k_commands = fsm_compat_ksym("trigger_commands", false);
+	fsm_k_cmd_mutex = fsm_compat_ksym("trigger_cmd_mutex", false);
+	fsm_k_event_mutex = fsm_compat_ksym("event_mutex", false);
+	fsm_k_st = fsm_compat_ksym("trigger_stacktrace_cmd", false);
+	fsm_k_find_event_file = fsm_compat_ksym("find_event_file", true);
+	if (!fsm_k_commands || !fsm_k_cmd_mutex || !fsm_k_event_mutex ||
+	    !fsm_k_st || !fsm_k_find_event_file)
+		return "kallsyms: trigger_commands, trigger_cmd_mutex, event_mutex, trigger_stacktrace_cmd or find_event_file not found";
+	if (strcmp(fsm_k_st->name, "stacktrace") ||
+	    fsm_k_st->trigger_type != ETT_STACKTRACE ||
+	    fsm_k_st->flags != FSM_KL_CMD_FL_POST_TRIGGER)
+		return "trigger_stacktrace_cmd is not the stacktrace command this module knows";
+	if (!fsm_compat_call_target_ok("stacktrace parse", fsm_k_st->parse) ||
+	    !fsm_compat_call_target_ok("stacktrace reg", fsm_k_st->reg) ||
+	    !fsm_compat_call_target_ok("stacktrace unreg", fsm_k_st->unreg) ||
+	    !fsm_compat_call_target_ok("stacktrace set_filter",
+				       fsm_k_st->set_filter) ||
+	    !fsm_compat_call_target_ok("stacktrace get_trigger_ops",
+				       fsm_k_st->get_trigger_ops))
+		return "a stacktrace callback cannot be called from here";
+	if (fsm_k_st->unreg_all &&
+	    !fsm_compat_call_target_ok("stacktrace unreg_all",
+				       fsm_k_st->unreg_all))
+		return "stacktrace's unreg_all cannot be called from here";
+	st_ops = fsm_k_st->get_trigger_ops("stacktrace", NULL);
+	if (!st_ops || !fsm_compat_call_target_ok("event_trigger_init", st_ops->init) ||
+	    !fsm_compat_call_target_ok("event_trigger_free", st_ops->free))
+		return "stacktrace's trigger ops have no usable init/free";
+	fsm_k_init = st_ops->init;
+	fsm_k_free = st_ops->free;
+	fsm_k_free_filter = fsm_compat_ksym("free_event_filter", true);
+	if (fsm_k_free_filter &&
+	    !fsm_compat_call_target_ok("free_event_filter", fsm_k_free_filter))
+		fsm_k_free_filter = NULL;
+	if (!fsm_k_free_filter)
+		pr_info("free_event_filter not found: rmmod frees stackmap triggers one by one (slower)\n");
+
+	/* the list we found is the one stacktrace is on */
+	mutex_lock(fsm_k_cmd_mutex);
+	list_for_each_entry(p, fsm_k_commands, list)
+		listed |= p == fsm_k_st;
+	mutex_unlock(fsm_k_cmd_mutex);
+	if (!listed)
+		return "trigger_stacktrace_cmd is not on trigger_commands";
+
+	size = fsm_compat_symbol_size((unsigned long)event_triggers_post_call,
+				      &start);
+	if (!size)
+		return "no size for event_triggers_post_call";
+	fsm_trig_src = kzalloc(struct_size(fsm_trig_src, name,
+					   sizeof(FSM_TRIG_NAME)), GFP_KERNEL);
+	if (!fsm_trig_src)
+		return "out of memory";
+	fsm_trig_src->iter_start = start;
+	fsm_trig_src->iter_size = size;
+	strcpy(fsm_trig_src->name, FSM_TRIG_NAME);
+	return NULL;
+}
+
+/**
+ * fsm_trigger_init - offer the stackmap trigger.
+ *
+ * Without the layouts (built out), the kallsyms symbols, or a stacktrace
+ * command as expected: no trigger, one dmesg line, the rest works.
+ * Context: task (module init), after recording may start (fsm_ready).
+ */
+void fsm_trigger_init(void)
+{
+	enum event_trigger_type type = (enum event_trigger_type)
+				       (FSM_KL_ETT_EVENT_EPROBE << 1);
+	struct fsm_kl_command *p;
+	const char *why;
+
+	why = fsm_trig_resolve();
+	if (why) {
+		if (*why)
+			pr_warn("no stackmap trigger: %s\n", why);
+		return;
+	}
+	fsm_cmd.name = FSM_TRIG_NAME;
+	fsm_cmd.trigger_type = type;
+	fsm_cmd.flags = FSM_KL_CMD_FL_POST_TRIGGER;
+	fsm_cmd.parse = fsm_trig_parse;
+	fsm_cmd.reg = fsm_trig_reg;
+	fsm_cmd.unreg = fsm_k_st->unreg;
+	fsm_cmd.unreg_all = fsm_k_st->unreg_all;	/* NULL in 6.1 */
+	fsm_cmd.set_filter = fsm_k_st->set_filter;
+	fsm_cmd.get_trigger_ops = fsm_trig_get_ops;
+
+	/* register_event_command(), plus the check of the type bit */
+	mutex_lock(fsm_k_cmd_mutex);
+	list_for_each_entry(p, fsm_k_commands, list) {
+		if (!strcmp(p->name, FSM_TRIG_NAME))
+			why = "a trigger named stackmap exists";
+		else if (p->trigger_type & type)
+			why = "the trigger type bit after ETT_EVENT_EPROBE is taken";
+	}
+	if (!why) {
+		list_add(&fsm_cmd.list, fsm_k_commands);
+		fsm_cmd_on = true;
+	}
+	mutex_unlock(fsm_k_cmd_mutex);
+	if (why)
+		pr_warn("no stackmap trigger: %s\n", why);
+}
+
+/**
+ * fsm_trigger_exit - take the command away and remove every stackmap
+ * trigger (see the top comment for the order).
+ * Context: task (module exit), before the instances are torn down; no
+ * lock held.
+ */
+void fsm_trigger_exit(void)
+{
+	struct list_head *first;
+	struct fsm_trig *t, *n;
+
+	if (fsm_cmd_on) {
+		mutex_lock(fsm_k_event_mutex);
+		mutex_lock(fsm_k_cmd_mutex);
+		list_del_init(&fsm_cmd.list);
+		fsm_cmd_on = false;
+		mutex_unlock(fsm_k_cmd_mutex);
+		/*
+		 * Each unreg ends in fsm_trig_free(), which unlinks it and,
+		 * while fsm_trig_exiting, queues it on fsm_trigs_dead instead
+		 * of waiting twice for a grace period per trigger with
+		 * event_mutex held (all tracing control blocked).
+		 */
+		fsm_trig_exiting = true;
+		while (!list_empty(&fsm_trigs)) {
+			first = fsm_trigs.next;
+			t = list_entry(first, struct fsm_trig, node);
+			fsm_cmd.unreg(FSM_TRIG_NAME, t->data, t->file);
+			if (WARN_ON_ONCE(fsm_trigs.next == first))
+				list_del_init(first);	/* not found: leak */
+		}
+		fsm_trig_exiting = false;
+		mutex_unlock(fsm_k_event_mutex);
+		/*
+		 * No trigger callback, parse or print of ours runs after
+		 * this: every data left its event's list (list_del_rcu) before;
+		 * triggers run under rcu_read_lock_sched (tracepoints) or
+		 * rcu_read_lock (uprobes), both covered.
+		 */
+		synchronize_rcu();
+		tracepoint_synchronize_unregister();
+		list_for_each_entry_safe(t, n, &fsm_trigs_dead, node)
+			fsm_trig_release(t);
+		INIT_LIST_HEAD(&fsm_trigs_dead);
+	}
+	kfree(fsm_trig_src);
+	fsm_trig_src = NULL;
+}
+
+#else /* !FSM_HAVE_KL_TRIGGER */
+
+void fsm_trigger_init(void)
+{
+	pr_warn("no stackmap trigger: built without it (%s)\n",
+		FSM_KL_TRIGGER_WHY);
+}
+
+void fsm_trigger_exit(void)
+{
+}
+
+#endif /* FSM_HAVE_KL_TRIGGER */
