@@ -17,22 +17,27 @@
 #  - rmmod of ftrace_stackmap racing with the unload of a module that owns
 #    a source event (fsm_tp_test.ko, next to MODULE.ko) ends cleanly (a
 #    KASAN or WARN report fails the run, see run.sh).
-# Loop sizes (environment): FSM_LC_NODES (200) mkdir && echo rounds,
-# FSM_LC_CYCLES (500; 100 on the debug kernel) mkdir/rmdir cycles while
-# recording, FSM_LC_REUSE (1000) instances before the user-stack check,
-# FSM_LC_RACES (20) unload races; FSM_LC_PARTS the parts to run, in order
-# (nodes cycles reuse quarantine noid races). Under TCG a stock-kernel instance (about
-# 2,000 event directories) costs more than a second to make and remove.
+# Loop sizes (environment): FSM_LC_NODES (40) mkdir && echo rounds,
+# FSM_LC_CYCLES (60; 15 on the debug kernel) mkdir/rmdir cycles while
+# recording, FSM_LC_REUSE (100; 70 on the debug kernel) instances before
+# the user-stack check (more than the 63 user-stack ids: only reuse gives
+# the last one an id), FSM_LC_RACES (5) unload races; FSM_LC_PARTS the
+# parts to run, in order (nodes cycles reuse quarantine noid races). Under
+# TCG a stock-kernel instance (about 2,000 event directories) costs more
+# than a second to make and remove, so make check runs these sizes; the
+# sizes of issue 8 (FSM_LC_NODES=200 FSM_LC_CYCLES=500 FSM_LC_REUSE=1000
+# FSM_LC_RACES=20) take about 40 minutes on the stock guest.
 export KO=${1:-}
 # shellcheck source=selftests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 TPKO=$(dirname "$KO")/fsm_tp_test.ko
-NODES=${FSM_LC_NODES:-200}
-CYCLES=${FSM_LC_CYCLES:-500}
-REUSE=${FSM_LC_REUSE:-1000}
+NODES=${FSM_LC_NODES:-40}
+CYCLES=${FSM_LC_CYCLES:-60}
+REUSE=${FSM_LC_REUSE:-100}
 if [ "${FSM_VM_KERNEL:-}" = debug ]; then
-	CYCLES=${FSM_LC_CYCLES:-100}
+	CYCLES=${FSM_LC_CYCLES:-15}
+	REUSE=${FSM_LC_REUSE:-70}
 fi
 # progress lines in the kernel log: seen live on the console
 progress() { echo "stackmap_lifecycle: $*" >/dev/kmsg; }
@@ -211,7 +216,7 @@ part_noid() {
 part_races() {
 	if [ -f "$TPKO" ]; then
 		kmsg_mark
-		races=${FSM_LC_RACES:-20}
+		races=${FSM_LC_RACES:-5}
 		bad=0
 		for ((i = 0; i < races; i++)); do
 			progress "unload race $i of $races"
