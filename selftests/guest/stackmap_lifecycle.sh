@@ -20,8 +20,9 @@
 # Loop sizes (environment): FSM_LC_NODES (200) mkdir && echo rounds,
 # FSM_LC_CYCLES (500; 100 on the debug kernel) mkdir/rmdir cycles while
 # recording, FSM_LC_REUSE (1000) instances before the user-stack check,
-# FSM_LC_RACES (20) unload races; FSM_LC_PARTS the parts to run, in order
-# (nodes cycles reuse quarantine noid races). Under TCG a stock-kernel instance (about
+# FSM_LC_RACES (20) unload races, FSM_LC_MKRACE (20) mkdir rounds with
+# events='*' racing the sync work; FSM_LC_PARTS the parts to run, in order
+# (nodes mkrace debugfs cycles reuse quarantine noid races). Under TCG a stock-kernel instance (about
 # 2,000 event directories) costs more than a second to make and remove.
 export KO=${1:-}
 # shellcheck source=selftests/guest/lib.sh
@@ -59,6 +60,53 @@ part_nodes() {
 	check "a new instance's options/stackmap_user exists at once" test -e "$d/options/stackmap_user"
 	check "and options/stackmap can be set at once" eval "echo 1 > $d/options/stackmap"
 	rmdir "$d"
+	check "unload" unload
+}
+
+# --- 13 (review lc4, findings 1 and 2): with events='*' a mkdir lasts more
+# than a second and the sync work (kicked by the mkdir's first fsnotify
+# event, then polling every 100 ms) may learn the instance while it is half
+# made. The nodes and all the defaults must still be there when mkdir
+# returns: no instance left without nodes (1), no mkdir returning while the
+# work still resolves the defaults (2).
+part_mkrace() {
+	local rounds=${FSM_LC_MKRACE:-20} nonodes=0 nodflt=0 n
+	tracing_clean
+	check "load events='*'" load "events=*"
+	for ((i = 0; i < rounds; i++)); do
+		((i % 5)) || progress "mkdir races with the sync work: round $i of $rounds"
+		d=$T/instances/mr$i
+		mkdir "$d" || { nonodes=$((nonodes + 1)); continue; }
+		if ! { test -e "$d/options/stackmap_user" && test -e "$d/stack_map_stat"; }; then
+			nonodes=$((nonodes + 1))
+		else
+			n=$(stat_get "$d/stack_map_stat" sources)
+			[ "${n:-0}" -gt 100 ] || { nodflt=$((nodflt + 1)); diag "round $i: sources=$n"; }
+		fi
+		rmdir "$d"
+	done
+	check_eq "$rounds mkdir with events='*': instances without nodes when mkdir returned" "$nonodes" 0
+	check_eq "$rounds mkdir with events='*': instances without all the defaults when mkdir returned" "$nodflt" 0
+	tracing_clean
+	check "unload" unload
+}
+
+# --- 13 (review lc4, finding 3): debugfs mode, rmdir X; mkdir X: the new X
+# has its nodes at once (the old X's debugfs directory must not be in the
+# way)
+part_debugfs() {
+	local D=/sys/kernel/debug/ftrace_stackmap rounds=${FSM_LC_DBG:-20} fails=0
+	[ -d /sys/kernel/debug/tracing ] || mount -t debugfs none /sys/kernel/debug
+	tracing_clean
+	check "load force_debugfs=1" load force_debugfs=1
+	mkdir "$T/instances/dx"
+	for ((i = 0; i < rounds; i++)); do
+		rmdir "$T/instances/dx" && mkdir "$T/instances/dx" || { fails=$((fails + 1)); continue; }
+		test -e "$D/instances/dx/stack_map" && test -e "$D/instances/dx/options/stackmap_user" ||
+			fails=$((fails + 1))
+	done
+	check_eq "debugfs mode: rmdir X; mkdir X, $rounds times: X without nodes" "$fails" 0
+	rmdir "$T/instances/dx"
 	check "unload" unload
 }
 
@@ -241,9 +289,9 @@ part_races() {
 }
 
 # FSM_LC_PARTS: the parts to run, in that order (default: all)
-for p in ${FSM_LC_PARTS:-nodes cycles reuse quarantine noid races}; do
+for p in ${FSM_LC_PARTS:-nodes mkrace debugfs cycles reuse quarantine noid races}; do
 	case $p in
-	nodes | cycles | reuse | quarantine | noid | races) "part_$p" ;;
+	nodes | mkrace | debugfs | cycles | reuse | quarantine | noid | races) "part_$p" ;;
 	*) nok "FSM_LC_PARTS: unknown part $p" ;;
 	esac
 done
