@@ -117,6 +117,13 @@ struct fsm_src {
 	char name[];
 };
 
+/* struct fsm_inst.defaults_state */
+enum {
+	FSM_DFLT_TODO,
+	FSM_DFLT_RUNNING,
+	FSM_DFLT_DONE,
+};
+
 /**
  * struct fsm_inst - per-instance state.
  * @ref:        kref: the instance table holds one, each open node one
@@ -130,7 +137,9 @@ struct fsm_src {
  *              inode of a removed instance never reaches a later instance
  *              that reuses the id
  * @dead:       the instance directory was removed (fsnotify handler)
- * @defaults_done: default sources handled (worker; fsm_mutex)
+ * @defaults_state: default sources: FSM_DFLT_TODO, _RUNNING (claimed by the
+ *              sync work or FSM_DIR_MADE, being installed), _DONE (written
+ *              under fsm_mutex; waiters: wait_var_event())
  * @nodes_done: nodes created (fsm_nodes_mutex)
  * @nodes_gone: nodes removed for good: never create them again
  *              (fsm_nodes_mutex)
@@ -169,7 +178,7 @@ struct fsm_inst {
 	struct dentry *dir;
 	struct trace_array *tr;
 	bool dead;
-	bool defaults_done;
+	u8 defaults_state;
 	bool nodes_done;
 	bool nodes_gone;
 	struct dentry *nodes[FSM_NR_NODES];
