@@ -245,6 +245,14 @@ part_noid() {
 	check "... and a counter" \
 		test "$(stat_get "$F/stack_map_stat" user_no_id_refusals_all_instances)" -gt 0
 	check_eq "... user_available: 0" "$(stat_get "$F/stack_map_stat" user_available)" 0
+	# review lc4, finding 5: reading the option there is no refusal
+	c1=$(stat_get "$F/stack_map_stat" user_no_id_refusals_all_instances)
+	check_eq "... but reading options/stackmap_user there works and shows 0" \
+		"$(cat "$F/options/stackmap_user" 2>&1)" 0
+	check "... and grep -r over the instance reads it without error" \
+		eval "grep -r . $F/options >/dev/null"
+	check_eq "... and the reads count no refusal" \
+		"$(stat_get "$F/stack_map_stat" user_no_id_refusals_all_instances)" "$c1"
 	echo sched:sched_switch >"$F/stack_map_events"
 	echo 1 >"$F/events/sched/sched_switch/enable"
 	check "kernel stacks still work there" eval "echo 1 > $F/options/stackmap"
