@@ -100,7 +100,12 @@ enum fsm_node {
  * @iter_size:  from captured stacks by address
  * @type:       trace_event type id of the source event
  * @attached:   probe registered on @tp (fsm_mutex)
- * @modref:     holds a reference on @mod (between resolution and entry)
+ * @modref:     holds a reference on @mod (between resolution and entry;
+ *              fsm_src_pending_lock, sources.c)
+ * @mod_gone:   @mod went GOING before the source was entered: never enter
+ *              it (set by the module notifier under fsm_mutex)
+ * @pending:    on the list of resolved sources holding a module reference
+ *              (fsm_src_pending_lock), else empty
  * @name:       "system:event"
  */
 struct fsm_src {
@@ -114,6 +119,8 @@ struct fsm_src {
 	u16 type;
 	bool attached;
 	bool modref;
+	bool mod_gone;
+	struct list_head pending;
 	char name[];
 };
 
