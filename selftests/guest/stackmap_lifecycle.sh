@@ -21,8 +21,9 @@
 # FSM_LC_CYCLES (500; 100 on the debug kernel) mkdir/rmdir cycles while
 # recording, FSM_LC_REUSE (1000) instances before the user-stack check,
 # FSM_LC_RACES (20) unload races, FSM_LC_MKRACE (20) mkdir rounds with
-# events='*' racing the sync work; FSM_LC_PARTS the parts to run, in order
-# (nodes mkrace debugfs cycles reuse quarantine noid races). Under TCG a stock-kernel instance (about
+# events='*' racing the sync work, FSM_LC_COMING (5) loads of fsm_tp_test
+# whose init fails; FSM_LC_PARTS the parts to run, in order
+# (nodes mkrace debugfs cycles reuse quarantine noid races coming). Under TCG a stock-kernel instance (about
 # 2,000 event directories) costs more than a second to make and remove.
 export KO=${1:-}
 # shellcheck source=selftests/guest/lib.sh
@@ -302,10 +303,44 @@ part_races() {
 	fi
 }
 
+# --- 12 (review lc4, finding 6): a source event of a module whose init
+# fails. fsm_tp_test fail_init_ms=300: its event exists while the module is
+# COMING, writes of it to stack_map_events resolve it (holding a module
+# reference) and enter it; then init fails and the kernel frees the module
+# whatever its refcount. No source of it may survive (a freed tracepoint),
+# and no reference may be put on the freed module (KASAN, see run.sh).
+part_coming() {
+	local rounds=${FSM_LC_COMING:-5} left=0 ins
+	if [ ! -f "$TPKO" ]; then
+		nok "fsm_tp_test.ko not found next to the module ($TPKO)"
+		return
+	fi
+	tracing_clean
+	check "load" load
+	echo 1 >"$T/options/stackmap"
+	for ((i = 0; i < rounds; i++)); do
+		progress "source event of a module whose init fails: round $i of $rounds"
+		insmod "$TPKO" fail_init_ms=300 2>/dev/null &
+		ins=$!
+		while [ -d "/proc/$ins" ]; do
+			echo fsm_tp_test:fsm_tp_ping >"$T/stack_map_events" 2>/dev/null
+			echo sched:sched_switch >"$T/stack_map_events"
+		done
+		wait "$ins" && diag "round $i: insmod fail_init_ms=300 succeeded?"
+		echo fsm_tp_test:fsm_tp_ping >"$T/stack_map_events" 2>/dev/null
+		has "$T/stack_map_events" fsm_tp_test && left=$((left + 1))
+	done
+	check_eq "sources of a module whose init failed left after it was freed ($rounds rounds)" "$left" 0
+	check "fsm_tp_test not loaded" eval '! grep -q "^fsm_tp_test " /proc/modules'
+	echo 0 >"$T/options/stackmap"
+	tracing_clean
+	check "unload" unload
+}
+
 # FSM_LC_PARTS: the parts to run, in that order (default: all)
-for p in ${FSM_LC_PARTS:-nodes mkrace debugfs cycles reuse quarantine noid races}; do
+for p in ${FSM_LC_PARTS:-nodes mkrace debugfs cycles reuse quarantine noid races coming}; do
 	case $p in
-	nodes | mkrace | debugfs | cycles | reuse | quarantine | noid | races) "part_$p" ;;
+	nodes | mkrace | debugfs | cycles | reuse | quarantine | noid | races | coming) "part_$p" ;;
 	*) nok "FSM_LC_PARTS: unknown part $p" ;;
 	esac
 done
