@@ -21,11 +21,14 @@
 # FSM_LC_CYCLES (60; 15 on the debug kernel) mkdir/rmdir cycles while
 # recording, FSM_LC_REUSE (100; 70 on the debug kernel) instances before
 # the user-stack check (more than the 63 user-stack ids: only reuse gives
-# the last one an id), FSM_LC_RACES (5) unload races; FSM_LC_PARTS the
-# parts to run, in order (nodes cycles reuse quarantine noid races). Under
-# TCG a stock-kernel instance (about 2,000 event directories) costs more
-# than a second to make and remove, so make check runs these sizes; the
-# sizes of issue 8 (FSM_LC_NODES=200 FSM_LC_CYCLES=500 FSM_LC_REUSE=1000
+# the last one an id), FSM_LC_RACES (5) unload races, FSM_LC_MKRACE (20)
+# mkdir rounds with events='*' racing the sync work, FSM_LC_DBG rounds of
+# rmdir X; mkdir X in debugfs mode, FSM_LC_COMING (5) loads of fsm_tp_test
+# whose init fails; FSM_LC_PARTS the parts to run, in order (nodes mkrace
+# debugfs cycles reuse quarantine noid races coming). Under TCG a
+# stock-kernel instance (about 2,000 event directories) costs more than a
+# second to make and remove, so make check runs these sizes; the sizes of
+# issue 8 (FSM_LC_NODES=200 FSM_LC_CYCLES=500 FSM_LC_REUSE=1000
 # FSM_LC_RACES=20) take about 40 minutes on the stock guest.
 export KO=${1:-}
 # shellcheck source=selftests/guest/lib.sh
@@ -64,6 +67,53 @@ part_nodes() {
 	check "a new instance's options/stackmap_user exists at once" test -e "$d/options/stackmap_user"
 	check "and options/stackmap can be set at once" eval "echo 1 > $d/options/stackmap"
 	rmdir "$d"
+	check "unload" unload
+}
+
+# --- 13 (review lc4, findings 1 and 2): with events='*' a mkdir lasts more
+# than a second and the sync work (kicked by the mkdir's first fsnotify
+# event, then polling every 100 ms) may learn the instance while it is half
+# made. The nodes and all the defaults must still be there when mkdir
+# returns: no instance left without nodes (1), no mkdir returning while the
+# work still resolves the defaults (2).
+part_mkrace() {
+	local rounds=${FSM_LC_MKRACE:-20} nonodes=0 nodflt=0 n
+	tracing_clean
+	check "load events='*'" load "events=*"
+	for ((i = 0; i < rounds; i++)); do
+		((i % 5)) || progress "mkdir races with the sync work: round $i of $rounds"
+		d=$T/instances/mr$i
+		mkdir "$d" || { nonodes=$((nonodes + 1)); continue; }
+		if ! { test -e "$d/options/stackmap_user" && test -e "$d/stack_map_stat"; }; then
+			nonodes=$((nonodes + 1))
+		else
+			n=$(stat_get "$d/stack_map_stat" sources)
+			[ "${n:-0}" -gt 100 ] || { nodflt=$((nodflt + 1)); diag "round $i: sources=$n"; }
+		fi
+		rmdir "$d"
+	done
+	check_eq "$rounds mkdir with events='*': instances without nodes when mkdir returned" "$nonodes" 0
+	check_eq "$rounds mkdir with events='*': instances without all the defaults when mkdir returned" "$nodflt" 0
+	tracing_clean
+	check "unload" unload
+}
+
+# --- 13 (review lc4, finding 3): debugfs mode, rmdir X; mkdir X: the new X
+# has its nodes at once (the old X's debugfs directory must not be in the
+# way)
+part_debugfs() {
+	local D=/sys/kernel/debug/ftrace_stackmap rounds=${FSM_LC_DBG:-20} fails=0
+	[ -d /sys/kernel/debug/tracing ] || mount -t debugfs none /sys/kernel/debug
+	tracing_clean
+	check "load force_debugfs=1" load force_debugfs=1
+	mkdir "$T/instances/dx"
+	for ((i = 0; i < rounds; i++)); do
+		rmdir "$T/instances/dx" && mkdir "$T/instances/dx" || { fails=$((fails + 1)); continue; }
+		test -e "$D/instances/dx/stack_map" && test -e "$D/instances/dx/options/stackmap_user" ||
+			fails=$((fails + 1))
+	done
+	check_eq "debugfs mode: rmdir X; mkdir X, $rounds times: X without nodes" "$fails" 0
+	rmdir "$T/instances/dx"
 	check "unload" unload
 }
 
@@ -175,11 +225,17 @@ part_quarantine() {
 	kill "$sl"
 	wait "$sl" 2>/dev/null
 	rmdir "$T/instances/q2"
-	nap 0.5
-	mkdir "$T/instances/q3"
-	id3=$(stat_get "$T/instances/q3/stack_map_stat" inst_id)
-	check_eq "once the sleeper woke (its walk ran, its task ended), the id is reused" "$id3" "$qid"
-	rmdir "$T/instances/q3"
+	# Any user task that switched out while Q recorded also holds qid until
+	# it returns to user space (the harness's output reader, a daemon):
+	# poll, up to 10 s, for the id to come free (review lc4, finding 4).
+	for ((i = 0; i < 20; i++)); do
+		nap 0.5
+		mkdir "$T/instances/q3"
+		id3=$(stat_get "$T/instances/q3/stack_map_stat" inst_id)
+		rmdir "$T/instances/q3"
+		[ "$id3" = "$qid" ] && break
+	done
+	check_eq "once the sleeper woke (its walk ran, its task ended), the id is reused (after $i retries)" "$id3" "$qid"
 	tracing_clean
 	check "unload" unload
 }
@@ -202,6 +258,14 @@ part_noid() {
 	check "... and a counter" \
 		test "$(stat_get "$F/stack_map_stat" user_no_id_refusals_all_instances)" -gt 0
 	check_eq "... user_available: 0" "$(stat_get "$F/stack_map_stat" user_available)" 0
+	# review lc4, finding 5: reading the option there is no refusal
+	c1=$(stat_get "$F/stack_map_stat" user_no_id_refusals_all_instances)
+	check_eq "... but reading options/stackmap_user there works and shows 0" \
+		"$(cat "$F/options/stackmap_user" 2>&1)" 0
+	check "... and grep -r over the instance reads it without error" \
+		eval "grep -r . $F/options >/dev/null"
+	check_eq "... and the reads count no refusal" \
+		"$(stat_get "$F/stack_map_stat" user_no_id_refusals_all_instances)" "$c1"
 	echo sched:sched_switch >"$F/stack_map_events"
 	echo 1 >"$F/events/sched/sched_switch/enable"
 	check "kernel stacks still work there" eval "echo 1 > $F/options/stackmap"
@@ -245,10 +309,44 @@ part_races() {
 	fi
 }
 
+# --- 12 (review lc4, finding 6): a source event of a module whose init
+# fails. fsm_tp_test fail_init_ms=300: its event exists while the module is
+# COMING, writes of it to stack_map_events resolve it (holding a module
+# reference) and enter it; then init fails and the kernel frees the module
+# whatever its refcount. No source of it may survive (a freed tracepoint),
+# and no reference may be put on the freed module (KASAN, see run.sh).
+part_coming() {
+	local rounds=${FSM_LC_COMING:-5} left=0 ins
+	if [ ! -f "$TPKO" ]; then
+		nok "fsm_tp_test.ko not found next to the module ($TPKO)"
+		return
+	fi
+	tracing_clean
+	check "load" load
+	echo 1 >"$T/options/stackmap"
+	for ((i = 0; i < rounds; i++)); do
+		progress "source event of a module whose init fails: round $i of $rounds"
+		insmod "$TPKO" fail_init_ms=300 2>/dev/null &
+		ins=$!
+		while [ -d "/proc/$ins" ]; do
+			echo fsm_tp_test:fsm_tp_ping >"$T/stack_map_events" 2>/dev/null
+			echo sched:sched_switch >"$T/stack_map_events"
+		done
+		wait "$ins" && diag "round $i: insmod fail_init_ms=300 succeeded?"
+		echo fsm_tp_test:fsm_tp_ping >"$T/stack_map_events" 2>/dev/null
+		has "$T/stack_map_events" fsm_tp_test && left=$((left + 1))
+	done
+	check_eq "sources of a module whose init failed left after it was freed ($rounds rounds)" "$left" 0
+	check "fsm_tp_test not loaded" eval '! grep -q "^fsm_tp_test " /proc/modules'
+	echo 0 >"$T/options/stackmap"
+	tracing_clean
+	check "unload" unload
+}
+
 # FSM_LC_PARTS: the parts to run, in that order (default: all)
-for p in ${FSM_LC_PARTS:-nodes cycles reuse quarantine noid races}; do
+for p in ${FSM_LC_PARTS:-nodes mkrace debugfs cycles reuse quarantine noid races coming}; do
 	case $p in
-	nodes | cycles | reuse | quarantine | noid | races) "part_$p" ;;
+	nodes | mkrace | debugfs | cycles | reuse | quarantine | noid | races | coming) "part_$p" ;;
 	*) nok "FSM_LC_PARTS: unknown part $p" ;;
 	esac
 done

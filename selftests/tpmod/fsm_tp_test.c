@@ -4,9 +4,13 @@
  * of ftrace_stackmap: a source event whose tracepoint goes away with its
  * module (selftests/guest/stackmap_lifecycle.sh races its unload against
  * the unload of ftrace_stackmap). The event fires from a timer every
- * 10 ms while the module is loaded.
+ * 10 ms while the module is loaded. With fail_init_ms=N its init sleeps N
+ * ms (the module is COMING, its event exists) and then fails: the kernel
+ * frees a module whose init failed whatever its refcount.
  */
+#include <linux/delay.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/timer.h>
 
 #define CREATE_TRACE_POINTS
@@ -21,8 +25,16 @@ static void fsm_tp_fire(struct timer_list *t)
 	mod_timer(&fsm_tp_timer, jiffies + msecs_to_jiffies(10));
 }
 
+static unsigned int fsm_tp_fail_init_ms;
+module_param_named(fail_init_ms, fsm_tp_fail_init_ms, uint, 0444);
+MODULE_PARM_DESC(fail_init_ms, "Sleep this long in init, then fail it (0: load normally)");
+
 static int __init fsm_tp_init(void)
 {
+	if (fsm_tp_fail_init_ms) {
+		msleep(fsm_tp_fail_init_ms);
+		return -EAGAIN;
+	}
 	timer_setup(&fsm_tp_timer, fsm_tp_fire, 0);
 	mod_timer(&fsm_tp_timer, jiffies + 1);
 	return 0;

@@ -82,6 +82,7 @@
 #include <linux/string.h>
 #include <linux/trace_events.h>
 #include <linux/tracepoint.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
 #include "compat.h"
@@ -455,6 +456,15 @@ void fsm_inst_kick_worker(void)
 		queue_work(system_wq, &fsm_sync_work);
 }
 
+/*
+ * Serializes fsm_reap_dead() as a whole: when it returns, the nodes of
+ * every instance marked dead before the call are removed, even those a
+ * concurrent caller took off the table (debugfs mode: the old
+ * instances/NAME directory is gone before a new NAME makes its own).
+ * Taken alone, before fsm_mutex and fsm_nodes_mutex, never inside them.
+ */
+static DEFINE_MUTEX(fsm_reap_mutex);
+
 /* Reap instances marked dead. Context: task, no fsm lock held. */
 static void fsm_reap_dead(void)
 {
@@ -462,6 +472,7 @@ static void fsm_reap_dead(void)
 	unsigned long idx;
 	LIST_HEAD(reap);
 
+	mutex_lock(&fsm_reap_mutex);
 	mutex_lock(&fsm_mutex);
 	xa_for_each(&fsm_insts, idx, inst) {
 		if (fsm_inst_alive(inst))
@@ -486,6 +497,7 @@ static void fsm_reap_dead(void)
 		fsm_nodes_remove(inst);
 		fsm_inst_put(inst);
 	}
+	mutex_unlock(&fsm_reap_mutex);
 }
 
 static bool fsm_not_known(const char *name, void *arg)
@@ -562,32 +574,52 @@ static bool fsm_discover(void)
 }
 
 /*
- * Next live instance without nodes (@defaults false) or whose default
- * sources were not handled yet (true, claimed here), with a reference.
+ * Next live instance, from index *@idx on, without nodes (@defaults false)
+ * or whose default sources were not handled yet (true: claimed here,
+ * FSM_DFLT_RUNNING; the caller installs them and calls
+ * fsm_inst_defaults_finish()), with a reference. *@idx is left past it,
+ * so an instance that is skipped for now (-EAGAIN) does not stop the
+ * scan.
  */
-static struct fsm_inst *fsm_next_todo(bool defaults)
+static struct fsm_inst *fsm_next_todo(bool defaults, unsigned long *idx)
 {
 	struct fsm_inst *inst, *found = NULL;
-	unsigned long idx;
 
 	mutex_lock(&fsm_mutex);
-	xa_for_each(&fsm_insts, idx, inst) {
+	xa_for_each_start(&fsm_insts, *idx, inst, *idx) {
 		if (!fsm_inst_alive(inst))
 			continue;
 		if (defaults) {
-			if (inst->defaults_done)
+			if (inst->defaults_state != FSM_DFLT_TODO)
 				continue;
-			inst->defaults_done = true;
+			inst->defaults_state = FSM_DFLT_RUNNING;
 		} else if (READ_ONCE(inst->nodes_done) ||
 			   READ_ONCE(inst->nodes_gone)) {
 			continue;
 		}
 		kref_get(&inst->ref);
 		found = inst;
+		(*idx)++;
 		break;
 	}
 	mutex_unlock(&fsm_mutex);
 	return found;
+}
+
+/*
+ * The claimed (FSM_DFLT_RUNNING) defaults of @inst are installed (or
+ * failed): wake whoever waits for them in fsm_instance_created(). The full
+ * barrier orders the store before wake_up_var()'s check for waiters
+ * (waitqueue_active(), see its comment); the waiter's
+ * prepare_to_wait_event() pairs with it.
+ */
+static void fsm_inst_defaults_finish(struct fsm_inst *inst)
+{
+	mutex_lock(&fsm_mutex);
+	WRITE_ONCE(inst->defaults_state, FSM_DFLT_DONE);
+	mutex_unlock(&fsm_mutex);
+	smp_mb();	/* the store above before the waiter check below */
+	wake_up_var(&inst->defaults_state);
 }
 
 /* Default sources of an instance. Context: task. */
@@ -608,14 +640,15 @@ static int fsm_inst_defaults(struct fsm_inst *inst, bool strict)
 
 /*
  * Nodes of an instance; a failure is said once and not retried (the
- * instance is marked nodes_gone by fsm_nodes_create()).
+ * instance is marked nodes_gone by fsm_nodes_create()), except -EAGAIN
+ * (half made: silent, the caller tries again later).
  * Context: task. Return: 0 or -errno (0 when the instance went meanwhile).
  */
 static int fsm_inst_nodes(struct fsm_inst *inst)
 {
 	int ret = fsm_nodes_create(inst);
 
-	if (ret && ret != -ENOENT)
+	if (ret && ret != -ENOENT && ret != -EAGAIN)
 		pr_warn("%s: cannot create the nodes (%d)\n",
 			fsm_inst_label(inst), ret);
 	return ret == -ENOENT ? 0 : ret;	/* -ENOENT: removed meanwhile */
@@ -625,21 +658,28 @@ static int fsm_inst_nodes(struct fsm_inst *inst)
 static void fsm_sync_workfn(struct work_struct *work)
 {
 	struct fsm_inst *inst;
+	unsigned long idx;
+	bool again;
 
 	if (READ_ONCE(fsm_shutting_down))
 		return;
 	fsm_reap_dead();
-	if (fsm_discover() && READ_ONCE(fsm_worker_on))
-		schedule_delayed_work(&fsm_retry_work, HZ / 10);
+	again = fsm_discover();
 	/* nodes first (quick, no tracing lock), then default sources */
-	while ((inst = fsm_next_todo(false))) {
-		fsm_inst_nodes(inst);
+	idx = 0;
+	while ((inst = fsm_next_todo(false, &idx))) {
+		/* half made: FSM_DIR_MADE or the retry will do it */
+		again |= fsm_inst_nodes(inst) == -EAGAIN;
 		fsm_inst_put(inst);
 		if (READ_ONCE(fsm_shutting_down))
 			return;
 	}
-	while ((inst = fsm_next_todo(true))) {
+	if (again && READ_ONCE(fsm_worker_on))
+		schedule_delayed_work(&fsm_retry_work, HZ / 10);
+	idx = 0;
+	while ((inst = fsm_next_todo(true, &idx))) {
 		fsm_inst_defaults(inst, false);
+		fsm_inst_defaults_finish(inst);
 		fsm_inst_put(inst);
 		if (READ_ONCE(fsm_shutting_down))
 			return;
@@ -655,16 +695,33 @@ static void fsm_retry_workfn(struct work_struct *work)
  * FSM_DIR_MADE (see the file comment): the mkdir caller's context, before
  * mkdir returns, no lock of tracefs or tracing held. Create the instance,
  * its nodes and its default sources now.
+ *
+ * The sync work may have learnt the instance while it was half made
+ * (kicked by FSM_DIR_NEW, polling every HZ / 10 while the ~2,000 event
+ * directories are made). Then (review lc4):
+ *  - its nodes may be missing (-EAGAIN in fsm_nodes_create(), never
+ *    nodes_gone for a live instance): made here, the instance is complete;
+ *  - its defaults may be claimed by the work and still being installed:
+ *    wait for them, so that they are all there when mkdir returns. The
+ *    wait is safe: we hold no lock of tracefs, tracing or ours (see the
+ *    file comment); the work installing them takes the event directory
+ *    inode locks, event_mutex and fsm_mutex, none of which waits for this
+ *    mkdir; and module exit unwatches (waiting for this callback) before
+ *    it cancels the work, which finishes its claim first.
+ * Reaping first (the work may not have run since an rmdir of the same
+ * name): in debugfs mode the old instance's ftrace_stackmap/instances/NAME
+ * must be gone before the new one's is made.
  */
 static void fsm_instance_created(const struct qstr *name)
 {
 	struct fsm_inst *inst;
 	struct dentry *dir;
-	bool defaults;
+	bool defaults = false;
 	int err;
 
 	if (!READ_ONCE(fsm_worker_on))
 		return;		/* during init (its own sync follows) or exit */
+	fsm_reap_dead();
 	dir = fsm_compat_child(fsm_instances_dir, (const char *)name->name);
 	if (!dir)
 		return;		/* removed meanwhile */
@@ -674,11 +731,18 @@ static void fsm_instance_created(const struct qstr *name)
 		return;
 	fsm_inst_nodes(inst);
 	mutex_lock(&fsm_mutex);
-	defaults = !inst->defaults_done;
-	inst->defaults_done = true;
+	if (inst->defaults_state == FSM_DFLT_TODO) {
+		inst->defaults_state = FSM_DFLT_RUNNING;
+		defaults = true;
+	}
 	mutex_unlock(&fsm_mutex);
-	if (defaults)
+	if (defaults) {
 		fsm_inst_defaults(inst, false);
+		fsm_inst_defaults_finish(inst);
+	} else {
+		wait_var_event(&inst->defaults_state,
+			       READ_ONCE(inst->defaults_state) == FSM_DFLT_DONE);
+	}
 	fsm_inst_put(inst);	/* the table keeps its reference */
 }
 
@@ -869,7 +933,7 @@ int fsm_tracing_init(void)
 
 	/* The top level: default sources must all resolve (param check). */
 	mutex_lock(&fsm_mutex);
-	top->defaults_done = true;
+	top->defaults_state = FSM_DFLT_DONE;
 	mutex_unlock(&fsm_mutex);
 	ret = fsm_inst_defaults(top, true);
 	if (ret)

@@ -990,18 +990,29 @@ static const struct {
 	[FSM_NODE_UOPTION] = { "stackmap_user", 0640, &fsm_ustack_opt_fops, true },
 };
 
-static void fsm_nodes_remove_locked(struct fsm_inst *inst);
+static void fsm_nodes_remove_locked(struct fsm_inst *inst, bool forever);
 
 /**
  * fsm_nodes_create - create the nodes of an instance, once.
  * @inst: instance (reference held by the caller)
  *
  * Does nothing when they exist or were removed for good.
+ *
+ * A live instance may be seen half made: the sync work can learn it while
+ * instance_mkdir() (or trace_array_get_by_name()) still populates it. In
+ * 6.1 init_tracer_tracefs() creates "trace" (what fsm_compat_instance_key()
+ * needs) a dozen files before "options", and in debugfs mode the
+ * ftrace_stackmap/instances/NAME directory of a removed instance of the
+ * same name may still exist until fsm_reap_dead() removed it. Both are
+ * -EAGAIN: nothing is left created and the instance is NOT marked
+ * nodes_gone, so a later try (the sync work's retry, or FSM_DIR_MADE once
+ * the mkdir is complete) creates the nodes. Only other failures are for
+ * good (review lc4, findings 1 and 3).
  * Context: task, may sleep; takes fsm_nodes_mutex, must not hold
  * fsm_mutex.
- * Return: 0, -ENOENT if the instance directory was removed meanwhile, or
- * another -errno (what was created is removed again, and the instance
- * stays without nodes).
+ * Return: 0, -ENOENT if the instance directory was removed meanwhile,
+ * -EAGAIN (try again later), or another -errno (what was created is
+ * removed again, and the instance stays without nodes).
  */
 int fsm_nodes_create(struct fsm_inst *inst)
 {
@@ -1021,8 +1032,8 @@ int fsm_nodes_create(struct fsm_inst *inst)
 		dir = inst->dir;
 		opts = fsm_compat_child(inst->dir, "options");
 		if (!opts) {
-			ret = -ENOENT;
-			goto fail;
+			ret = -EAGAIN;	/* half made: see above */
+			goto out;
 		}
 	} else {
 		if (!fsm_compat_debugfs_root()) {
@@ -1033,6 +1044,9 @@ int fsm_nodes_create(struct fsm_inst *inst)
 			d = fsm_compat_create_dir(inst->name, fsm_dbg_instances);
 			if (IS_ERR(d)) {
 				ret = PTR_ERR(d);
+				/* an old instance's, not reaped yet: see above */
+				if (ret == -EEXIST)
+					ret = -EAGAIN;
 				goto fail;
 			}
 			inst->dbg_dir = dget(d);
@@ -1067,19 +1081,23 @@ int fsm_nodes_create(struct fsm_inst *inst)
 		goto out;
 	}
 fail:
-	fsm_nodes_remove_locked(inst);
+	fsm_nodes_remove_locked(inst, ret != -EAGAIN);
 out:
 	mutex_unlock(&fsm_nodes_mutex);
 	return ret;
 }
 
-/* Context: fsm_nodes_mutex held. */
-static void fsm_nodes_remove_locked(struct fsm_inst *inst)
+/*
+ * Remove what exists of the nodes; @forever: never create them again.
+ * Context: fsm_nodes_mutex held.
+ */
+static void fsm_nodes_remove_locked(struct fsm_inst *inst, bool forever)
 {
 	int i;
 
 	lockdep_assert_held(&fsm_nodes_mutex);
-	WRITE_ONCE(inst->nodes_gone, true);
+	if (forever)
+		WRITE_ONCE(inst->nodes_gone, true);
 
 	for (i = 0; i < FSM_NR_NODES; i++) {
 		if (!inst->nodes[i])
@@ -1111,7 +1129,7 @@ static void fsm_nodes_remove_locked(struct fsm_inst *inst)
 void fsm_nodes_remove(struct fsm_inst *inst)
 {
 	mutex_lock(&fsm_nodes_mutex);
-	fsm_nodes_remove_locked(inst);
+	fsm_nodes_remove_locked(inst, true);
 	mutex_unlock(&fsm_nodes_mutex);
 }
 

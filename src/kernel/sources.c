@@ -114,6 +114,56 @@ static bool fsm_src_match(const struct fsm_tok *t, const struct fsm_src *src)
 	return fsm_tok_match(t, sys, colon + 1);
 }
 
+/*
+ * Resolved sources of a module that are not entered yet (review lc4,
+ * finding 6). try_module_get() succeeds on a COMING module, and when its
+ * init fails the kernel frees it whatever its refcount, right after the
+ * GOING notifiers: a reference held by a source that is resolved but not
+ * entered (not on inst->sources, so fsm_module_notify() does not see it)
+ * would then be put on freed memory, and the source entered with a freed
+ * tracepoint. So such a source is on fsm_src_pending while it holds the
+ * reference: the reference is taken under fsm_src_pending_lock (a GOING
+ * module refuses it: module_is_live()), and the GOING notifier, under
+ * fsm_mutex and this lock, puts the reference itself while the module
+ * still exists and marks the source mod_gone; fsm_sources_apply_locked(),
+ * under fsm_mutex, never enters a mod_gone source. Whoever clears
+ * src->modref under the lock puts the reference. A leaf spinlock: nothing
+ * is taken inside it, and it is taken in the event directory's inode lock
+ * (resolution) and inside fsm_mutex (notifier, entry).
+ */
+static DEFINE_SPINLOCK(fsm_src_pending_lock);
+static LIST_HEAD(fsm_src_pending);
+
+/* A reference on @mod for @src, pending until entered. Return: taken. */
+static bool fsm_src_modref_get(struct fsm_src *src, struct module *mod)
+{
+	bool ok;
+
+	spin_lock(&fsm_src_pending_lock);
+	ok = try_module_get(mod);
+	if (ok) {
+		src->mod = mod;
+		src->modref = true;
+		list_add_tail(&src->pending, &fsm_src_pending);
+	}
+	spin_unlock(&fsm_src_pending_lock);
+	return ok;
+}
+
+/* @src is entered or freed: put its module reference if it still holds it. */
+static void fsm_src_unpend(struct fsm_src *src)
+{
+	bool put;
+
+	spin_lock(&fsm_src_pending_lock);
+	list_del_init(&src->pending);
+	put = src->modref;
+	src->modref = false;
+	spin_unlock(&fsm_src_pending_lock);
+	if (put)
+		module_put(src->mod);
+}
+
 /**
  * fsm_sources_free - free a list of sources (detached, unreachable).
  * @list: struct fsm_src list
@@ -128,8 +178,7 @@ void fsm_sources_free(struct list_head *list)
 	list_for_each_entry_safe(src, tmp, list, list) {
 		WARN_ON_ONCE(src->attached);
 		list_del(&src->list);
-		if (src->modref)
-			module_put(src->mod);
+		fsm_src_unpend(src);
 		kfree(src);
 	}
 }
@@ -155,6 +204,7 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 		      GFP_KERNEL);
 	if (!src)
 		return -ENOMEM;
+	INIT_LIST_HEAD(&src->pending);
 	file = fsm_compat_event_file_lock(inst->dir, sys, ev, &evdir);
 	if (!file) {
 		kfree(src);
@@ -189,15 +239,12 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 			goto out;	/* duplicate within the token */
 	}
 	/* the module notifier protects entered sources; until then, this */
-	if (call->module) {
-		if (!try_module_get(call->module)) {
-			if (named)
-				fsm_warn(who, "%s:%s: its module is going away\n",
-					 sys, ev);
-			ret = named ? -EINVAL : 0;
-			goto out;
-		}
-		src->modref = true;
+	if (call->module && !fsm_src_modref_get(src, call->module)) {
+		if (named)
+			fsm_warn(who, "%s:%s: its module is going away\n",
+				 sys, ev);
+		ret = named ? -EINVAL : 0;
+		goto out;
 	}
 
 	sprintf(src->name, "%s:%s", sys, ev);
@@ -348,6 +395,10 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 	for (i = 0; i < nr; i++) {
 		struct fsm_tok *t = &toks[i];
 
+		/* never entered: its module went (fsm_src_pending_lock) */
+		list_for_each_entry_safe(src, tmp, &t->srcs, list)
+			if (src->mod_gone)
+				list_move_tail(&src->list, removed);
 		if (t->neg) {
 			list_for_each_entry_safe(cur, tmp, &inst->sources, list)
 				if (fsm_src_match(t, cur))
@@ -406,10 +457,7 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 	list_for_each_entry_safe(src, tmp, &chosen, list) {
 		list_move_tail(&src->list, &inst->sources);
 		/* entered: from now on the module notifier protects it */
-		if (src->modref) {
-			module_put(src->mod);
-			src->modref = false;
-		}
+		fsm_src_unpend(src);
 	}
 	inst->sources_set = true;
 	return 0;
@@ -648,6 +696,18 @@ static int fsm_module_notify(struct notifier_block *nb, unsigned long state,
 	if (state != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
 	mutex_lock(&fsm_mutex);
+	/* resolved, not entered: see fsm_src_pending_lock */
+	spin_lock(&fsm_src_pending_lock);
+	list_for_each_entry_safe(src, tmp, &fsm_src_pending, pending) {
+		if (src->mod != mod)
+			continue;
+		list_del_init(&src->pending);
+		src->mod_gone = true;
+		if (src->modref)
+			module_put(mod);
+		src->modref = false;
+	}
+	spin_unlock(&fsm_src_pending_lock);
 	xa_for_each(&fsm_insts, idx, inst) {
 		list_for_each_entry_safe(src, tmp, &inst->sources, list) {
 			if (src->mod != mod)

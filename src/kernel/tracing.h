@@ -101,7 +101,12 @@ enum fsm_node {
  * @iter_size:  from captured stacks by address
  * @type:       trace_event type id of the source event
  * @attached:   probe registered on @tp (fsm_mutex)
- * @modref:     holds a reference on @mod (between resolution and entry)
+ * @modref:     holds a reference on @mod (between resolution and entry;
+ *              fsm_src_pending_lock, sources.c)
+ * @mod_gone:   @mod went GOING before the source was entered: never enter
+ *              it (set by the module notifier under fsm_mutex)
+ * @pending:    on the list of resolved sources holding a module reference
+ *              (fsm_src_pending_lock), else empty
  * @name:       "system:event"
  */
 struct fsm_src {
@@ -115,7 +120,16 @@ struct fsm_src {
 	u16 type;
 	bool attached;
 	bool modref;
+	bool mod_gone;
+	struct list_head pending;
 	char name[];
+};
+
+/* struct fsm_inst.defaults_state */
+enum {
+	FSM_DFLT_TODO,
+	FSM_DFLT_RUNNING,
+	FSM_DFLT_DONE,
 };
 
 /**
@@ -131,7 +145,9 @@ struct fsm_src {
  *              inode of a removed instance never reaches a later instance
  *              that reuses the id
  * @dead:       the instance directory was removed (fsnotify handler)
- * @defaults_done: default sources handled (worker; fsm_mutex)
+ * @defaults_state: default sources: FSM_DFLT_TODO, _RUNNING (claimed by the
+ *              sync work or FSM_DIR_MADE, being installed), _DONE (written
+ *              under fsm_mutex; waiters: wait_var_event())
  * @nodes_done: nodes created (fsm_nodes_mutex)
  * @nodes_gone: nodes removed for good: never create them again
  *              (fsm_nodes_mutex)
@@ -170,7 +186,7 @@ struct fsm_inst {
 	struct dentry *dir;
 	struct trace_array *tr;
 	bool dead;
-	bool defaults_done;
+	u8 defaults_state;
 	bool nodes_done;
 	bool nodes_gone;
 	struct dentry *nodes[FSM_NR_NODES];

@@ -529,7 +529,9 @@ static int fsm_ust_set_event(struct fsm_inst *inst, const char *event, bool on)
 /*
  * The option holds a reference on its instance while open (i_private is
  * the node key, id and serial number, see nodes.c): the id cannot pass to
- * another instance meanwhile.
+ * another instance meanwhile. An instance without a user-stack id refuses
+ * only opens for writing (a line, a counter): reading the option there
+ * (cat, grep -r) shows 0 and logs nothing.
  */
 static int fsm_ust_opt_open(struct inode *inode, struct file *file)
 {
@@ -537,7 +539,7 @@ static int fsm_ust_opt_open(struct inode *inode, struct file *file)
 
 	if (!inst)
 		return -ENODEV;
-	if (inst->id >= FSM_UST_MAX_INST) {
+	if (inst->id >= FSM_UST_MAX_INST && (file->f_mode & FMODE_WRITE)) {
 		fsm_ust_no_id(inst);
 		fsm_inst_put(inst);
 		return -ENOSPC;
@@ -556,7 +558,8 @@ static ssize_t fsm_ust_opt_read(struct file *file, char __user *ubuf,
 				size_t cnt, loff_t *ppos)
 {
 	struct fsm_inst *inst = file->private_data;
-	char buf[2] = { READ_ONCE(fsm_ust_on) & BIT_ULL(inst->id) ? '1' : '0',
+	char buf[2] = { inst->id < FSM_UST_MAX_INST &&
+			(READ_ONCE(fsm_ust_on) & BIT_ULL(inst->id)) ? '1' : '0',
 			'\n' };
 
 	return simple_read_from_buffer(ubuf, cnt, ppos, buf, sizeof(buf));
