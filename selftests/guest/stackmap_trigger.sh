@@ -184,6 +184,9 @@ uprobe_preempted() {
 	echo 8192 >"$Q/buffer_size_kb"
 	echo 0 >"$Q/tracing_on"
 	echo stackmap >"$Q/events/uprobes/fsmup/trigger"
+	# stacktrace's post trigger runs first (added later: list head) and
+	# ends in a preempt_enable(): a preemption point right in the window
+	echo stacktrace >>"$Q/events/uprobes/fsmup/trigger"
 	echo 1 >"$Q/events/uprobes/fsmup/enable"
 	echo 1 >"$Q/$SW/enable"
 	echo >"$Q/trace"
@@ -196,11 +199,12 @@ uprobe_preempted() {
 	echo 0 >"$Q/tracing_on"
 	[ -n "$old" ] && echo "$old" >"$pm"
 	nv=$(stat_get "$Q/stack_map_stat" trigger_no_verdict)
-	diag "preempted uprobe: $(grep -c 'fsmup:' "$Q/trace") records, trigger_no_verdict ${nv:-?}, preempt ${old:-built in}"
+	diag "preempted uprobe: $(grep -c 'fsmup:' "$Q/trace") records, $(grep -c 'sched_switch:' "$Q/trace") switches, trigger_no_verdict ${nv:-?}, preempt ${old:-built in}"
 	mkdir "$TMPD/tpre"
 	for c in "$Q"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tpre/${c##*/}"; done
 	tlater "preempt pairs $TMPD/tpre fsmup $TMPD/kallsyms alone missing=${nv:-0}"
 	echo '!stackmap' >>"$Q/events/uprobes/fsmup/trigger"
+	echo '!stacktrace' >>"$Q/events/uprobes/fsmup/trigger"
 	echo 0 >"$Q/events/uprobes/fsmup/enable"
 	echo 0 >"$Q/$SW/enable"
 	rmdir "$Q"
