@@ -163,7 +163,7 @@ check "user_stack records written" has "$U/trace" "user_stack:"
 
 # uprobe_preempted PROG: a uprobe task preempted between its companion
 # and its post trigger (review comp4 item 1(a)): PROG hits the uprobe on
-# CPU 0 while a sleeper on CPU 0 wakes up every 20 us and preempts it;
+# CPU 0 while a SCHED_FIFO sleeper on CPU 0 wakes up every 50 us and preempts it;
 # sched_switch records go to the same instance. An id record taken from a
 # stale verdict follows a sched_switch record (an orphan): with the task's
 # context switch count in the verdict, that hit has no verdict instead.
@@ -191,7 +191,7 @@ uprobe_preempted() {
 	echo 1 >"$Q/$SW/enable"
 	echo >"$Q/trace"
 	echo 1 >"$Q/tracing_on"
-	"$up" 100000000 0 sleep 20 &
+	"$up" 100000000 0 sleep 50 &
 	sp=$!
 	"$up" 4000 0
 	kill "$sp"
@@ -292,6 +292,37 @@ diag "filtered event: $(grep -c 'sched_switch:' "$S/trace") records kept, trigge
 echo '!stackmap' >>"$S/$SW/trigger"
 echo 0 >"$S/$SW/enable"
 echo 0 >"$S/$SW/filter"
+# a flag change between the companion and the kernel's discard test
+# (review comp4 item 2): disable_event:1 on the event itself, set before
+# stackmap so that it runs after the companion (both at the list head),
+# soft-disables the event inside that very hit: its record is discarded
+# after the companion judged it kept. No id record may come of it. It
+# fires on the first switch to a task named fsmdis (busybox under another
+# name: "applet not found"), after some kept records.
+echo 0 >"$S/tracing_on"
+echo 'disable_event:sched:sched_switch:1 if next_comm == "fsmdis"' \
+	>"$S/$SW/trigger"
+echo stackmap >>"$S/$SW/trigger"
+echo 1 >"$S/$SW/enable"
+ln -s "$(command -v busybox)" "$TMPD/fsmdis"
+nv0=$(stat_get "$S/stack_map_stat" trigger_no_verdict)
+echo >"$S/trace"
+echo 1 >"$S/tracing_on"
+workload 5
+"$TMPD/fsmdis" 2>/dev/null
+workload 5
+echo 0 >"$S/tracing_on"
+nv=$(stat_get "$S/stack_map_stat" trigger_no_verdict)
+check_eq "disable_event:1 fired (the event soft-disabled itself)" \
+	"$(grep -c 'disable_event:sched:sched_switch:count=0' "$S/$SW/trigger")" 1
+check "the hit judged before the change had no verdict (counted)" \
+	test "$((${nv:-0} - ${nv0:-0}))" -ge 1
+mkdir "$TMPD/tsx"
+for c in "$S"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tsx/${c##*/}"; done
+tlater "selfdisable pairs $TMPD/tsx sched_switch $TMPD/kallsyms alone"
+echo '!stackmap' >>"$S/$SW/trigger"
+echo '!disable_event:sched:sched_switch' >>"$S/$SW/trigger"
+echo 0 >"$S/$SW/enable"
 rmdir "$S"
 
 # --- rmdir of instances with triggers set ---

@@ -8,8 +8,9 @@
  *
  *   trig_uprobe N                 call fsm_trig_target() N times
  *   trig_uprobe N CPU             the same, on CPU only
- *   trig_uprobe N CPU sleep US    on CPU only, sleep US microseconds N
- *                                 times instead: each wakeup preempts the
+ *   trig_uprobe N CPU sleep US    on CPU only, SCHED_FIFO, sleep US
+ *                                 microseconds N times instead: each
+ *                                 wakeup preempts the
  *                                 task that runs there (a window between
  *                                 a uprobe event's companion and its post
  *                                 trigger, review comp4 item 1(a))
@@ -44,6 +45,11 @@ int main(int argc, char **argv)
 	}
 	if (argc > 4 && !strcmp(argv[3], "sleep")) {
 		struct timespec ts = { 0, atol(argv[4]) * 1000 };
+		struct sched_param sp = { .sched_priority = 1 };
+
+		/* real-time: each wakeup preempts the task running there */
+		if (sched_setscheduler(0, SCHED_FIFO, &sp))
+			perror("sched_setscheduler (a plain sleeper then)");
 
 		for (i = 0; i < n; i++)
 			nanosleep(&ts, NULL);
