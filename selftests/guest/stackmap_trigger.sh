@@ -161,6 +161,55 @@ for c in "$U"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tu/${c##*/}"; done
 tlater "user pairs $TMPD/tu sys_openat $TMPD/kallsyms user"
 check "user_stack records written" has "$U/trace" "user_stack:"
 
+# uprobe_preempted PROG: a uprobe task preempted between its companion
+# and its post trigger (review comp4 item 1(a)): PROG hits the uprobe on
+# CPU 0 while a SCHED_FIFO sleeper on CPU 0 wakes up every 50 us and preempts it;
+# sched_switch records go to the same instance. An id record taken from a
+# stale verdict follows a sched_switch record (an orphan): with the task's
+# context switch count in the verdict, that hit has no verdict instead.
+# Full preemption is needed (the debug kernel has it; the stock kernel's
+# PREEMPT_DYNAMIC is switched to "full" through debugfs for the test).
+uprobe_preempted() {
+	local up=$1 pm=/sys/kernel/debug/sched/preempt old='' Q sp nv c
+	[ -d /sys/kernel/debug/sched ] ||
+		mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+	if [ -w "$pm" ]; then
+		old=$(<"$pm")
+		old=${old#*(}
+		old=${old%%)*}
+		echo full >"$pm" || diag "preempt=full refused"
+	fi
+	mkdir "$T/instances/tpre"
+	Q=$T/instances/tpre
+	echo 8192 >"$Q/buffer_size_kb"
+	echo 0 >"$Q/tracing_on"
+	echo stackmap >"$Q/events/uprobes/fsmup/trigger"
+	# stacktrace's post trigger runs first (added later: list head) and
+	# ends in a preempt_enable(): a preemption point right in the window
+	echo stacktrace >>"$Q/events/uprobes/fsmup/trigger"
+	echo 1 >"$Q/events/uprobes/fsmup/enable"
+	echo 1 >"$Q/$SW/enable"
+	echo >"$Q/trace"
+	echo 1 >"$Q/tracing_on"
+	"$up" 100000000 0 sleep 50 &
+	sp=$!
+	"$up" 4000 0
+	kill "$sp"
+	wait "$sp" 2>/dev/null
+	echo 0 >"$Q/tracing_on"
+	[ -n "$old" ] && echo "$old" >"$pm"
+	nv=$(stat_get "$Q/stack_map_stat" trigger_no_verdict)
+	diag "preempted uprobe: $(grep -c 'fsmup:' "$Q/trace") records, $(grep -c 'sched_switch:' "$Q/trace") switches, trigger_no_verdict ${nv:-?}, preempt ${old:-built in}"
+	mkdir "$TMPD/tpre"
+	for c in "$Q"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tpre/${c##*/}"; done
+	tlater "preempt pairs $TMPD/tpre fsmup $TMPD/kallsyms alone missing=${nv:-0}"
+	echo '!stackmap' >>"$Q/events/uprobes/fsmup/trigger"
+	echo '!stacktrace' >>"$Q/events/uprobes/fsmup/trigger"
+	echo 0 >"$Q/events/uprobes/fsmup/enable"
+	echo 0 >"$Q/$SW/enable"
+	rmdir "$Q"
+}
+
 # --- a uprobe event: its post trigger runs with preemption enabled (H1) ---
 UP=$TMPD/trig_uprobe
 if gcc -O1 -fno-inline -o "$UP" "$HERE/prog/trig_uprobe.c"; then
@@ -177,7 +226,9 @@ if gcc -O1 -fno-inline -o "$UP" "$HERE/prog/trig_uprobe.c"; then
 		echo 0 >"$P/tracing_on"
 		mkdir "$TMPD/tup"
 		for c in "$P"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tup/${c##*/}"; done
-		tlater "uprobe pairs $TMPD/tup fsmup $TMPD/kallsyms alone"
+		# a preempted hit has no verdict (counted), never a wrong one
+		nv=$(stat_get "$P/stack_map_stat" trigger_no_verdict)
+		tlater "uprobe pairs $TMPD/tup fsmup $TMPD/kallsyms alone missing=${nv:-0}"
 		echo '!stackmap' >>"$P/events/uprobes/fsmup/trigger"
 		echo 0 >"$P/events/uprobes/fsmup/enable"
 		check "uprobe event removable once the trigger is gone" \
@@ -240,12 +291,52 @@ diag "filtered event: $(grep -c 'sched_switch:' "$S/trace") records kept, trigge
 echo '!stackmap' >>"$S/$SW/trigger"
 echo 0 >"$S/$SW/enable"
 echo 0 >"$S/$SW/filter"
+# a flag change between the companion and the kernel's discard test
+# (review comp4 item 2): disable_event:1 on the event itself, set before
+# stackmap so that it runs after the companion (both at the list head),
+# soft-disables the event inside that very hit: its record is discarded
+# after the companion judged it kept. No id record may come of it. It
+# fires on the first switch to a task named fsmdis (busybox under another
+# name: "applet not found"), after some kept records.
+echo 0 >"$S/tracing_on"
+echo 'disable_event:sched:sched_switch:1 if next_comm == "fsmdis"' \
+	>"$S/$SW/trigger"
+echo stackmap >>"$S/$SW/trigger"
+echo 1 >"$S/$SW/enable"
+ln -s "$(command -v busybox)" "$TMPD/fsmdis"
+nv0=$(stat_get "$S/stack_map_stat" trigger_no_verdict)
+echo >"$S/trace"
+echo 1 >"$S/tracing_on"
+workload 5
+"$TMPD/fsmdis" 2>/dev/null
+workload 5
+echo 0 >"$S/tracing_on"
+nv=$(stat_get "$S/stack_map_stat" trigger_no_verdict)
+check_eq "disable_event:1 fired (the event soft-disabled itself)" \
+	"$(grep -c 'disable_event:sched:sched_switch:count=0' "$S/$SW/trigger")" 1
+check "the hit judged before the change had no verdict (counted)" \
+	test "$((${nv:-0} - ${nv0:-0}))" -ge 1
+mkdir "$TMPD/tsx"
+for c in "$S"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tsx/${c##*/}"; done
+tlater "selfdisable pairs $TMPD/tsx sched_switch $TMPD/kallsyms alone"
+echo '!stackmap' >>"$S/$SW/trigger"
+echo '!disable_event:sched:sched_switch' >>"$S/$SW/trigger"
+echo 0 >"$S/$SW/enable"
 rmdir "$S"
 
 # --- rmdir of instances with triggers set ---
 check "rmdir of an instance with triggers" rmdir "$A"
 check "rmdir of another" rmdir "$U"
 check "and another" rmdir "$C"
+
+# the preempted uprobe case, now that no instance has a stackmap trigger on
+# sched_switch (its companion and post at each switch would clear the slot)
+if [ -x "$UP" ] &&
+	echo "p:fsmup $UP:0x$(nm "$UP" | awk '$3 == "fsm_trig_target" { print $1 }')" \
+		>>"$T/uprobe_events"; then
+	uprobe_preempted "$UP"
+	echo '-:fsmup' >>"$T/uprobe_events"
+fi
 
 # --- a module's event: the trigger holds the module (H2) ---
 # fsm_tp_test.ko (built next to MODULE.ko), else the stock kernel's

@@ -174,70 +174,146 @@ static bool notrace fsm_trig_take(struct fsm_kl_trigger_data *data)
  * before __event_trigger_test_discard() decides, and it makes the same
  * tests (soft-disabled, the event's filter on the record, the pid filter)
  * and leaves the verdict in a per-CPU slot of its interrupt context level
- * (task, softirq, irq, NMI), tagged with the trigger and the task. The
- * post trigger of the same event, same CPU, same level, same task takes
- * it. The companion is invisible to the kernel's trigger code: it prints
- * nothing in the trigger file, no command has its type (register_trigger's
- * EEXIST, unregister_trigger, "!stackmap" and O_TRUNC never match it), and
- * it holds one tm_ref like any trigger (register_trigger/unregister_trigger
- * or clear_event_triggers keep the count).
+ * (task, softirq, irq, NMI). The post trigger of the same event, same CPU,
+ * same level takes it. The companion is invisible to the kernel's trigger
+ * code: it prints nothing in the trigger file, no command has its type
+ * (register_trigger's EEXIST, unregister_trigger, "!stackmap" and O_TRUNC
+ * never match it), and it holds one tm_ref like any trigger
+ * (register_trigger/unregister_trigger or clear_event_triggers keep the
+ * count).
  *
  * Order in file->triggers: the companion is added after the trigger, at
- * the head (list_add_rcu), so it comes first; nothing is ever added
- * between them. clear_event_triggers() (rmdir) therefore frees it before
- * the trigger; "!stackmap" and rmmod take the trigger off, whose free
- * takes the companion off (fsm_trig_free()).
+ * the head (register_trigger()'s list_add_rcu in 6.1), so it comes first;
+ * nothing is ever added between them (fsm_trig_comp_reg() checks it).
+ * clear_event_triggers() (rmdir) therefore frees it before the trigger;
+ * "!stackmap" and rmmod take the trigger off, whose free takes the
+ * companion off (fsm_trig_free()).
+ *
+ * A verdict is written only for a hit that will reach the post trigger:
+ * the companion makes event_triggers_call()'s own test of the trigger
+ * (not paused, the trigger's "if" on the record) and, when it refuses,
+ * clears the slot instead. So no slot is left behind by a refused hit.
+ *
+ * The slot (struct fsm_trig_verdict): @tag is the trigger and the verdict
+ * in one word (t | keep; t is at least 8-aligned), 0 = none. The other
+ * fields stamp the hit: the task and its context switch count (nvcsw +
+ * nivcsw: any preemption, sleep or migration between the two calls
+ * changes it, and a uprobe's post trigger runs with preemption enabled),
+ * and a snapshot of what __event_trigger_test_discard() reads after the
+ * companion (the file flags it tests, file->filter, the pid filter's
+ * answer). The post trigger takes the verdict only if the tag is its own
+ * and the task, the count and a fresh snapshot are equal; anything else
+ * is "no verdict". A filter is freed only after
+ * tracepoint_synchronize_unregister(), which waits for the whole event
+ * (both calls are inside one RCU or RCU-sched section): an equal
+ * filter pointer is the same filter.
+ *
+ * Memory ordering. A slot is written and read on its own CPU only (both
+ * calls run with preemption disabled), so only an interrupt or NMI that
+ * nests at the same context level can interleave (an int3 kprobe inside
+ * an NMI handler, an NMI inside an int3 handler: both level 3). A nested
+ * event runs to completion before the outer code resumes, and a nested
+ * companion is always followed by its own post trigger (see above), which
+ * takes the tag (xchg to 0): a complete nested pair leaves tag == 0.
+ * - The companion first clears the tag (this_cpu_write), then writes the
+ *   stamp, then (barrier(): compiler order is all a same-CPU reader
+ *   needs) publishes the tag. A nested post trigger in between sees
+ *   tag 0, never a tag with the stamp of another hit.
+ * - The post trigger reads the stamp first, then (barrier()) takes the
+ *   tag with this_cpu_xchg() (one instruction for interrupts on this CPU).
+ *   A nested pair before the xchg leaves tag 0: no verdict. A nested pair
+ *   after it cannot change what was taken. So the tag and the stamp used
+ *   belong to one companion call.
+ * Remaining ways to take a verdict that is not this hit's (not closed):
+ * a flag or filter change and its undo, both between the companion and
+ * the post trigger (ABA); a same-level nested hit of the same trigger
+ * while its companion is being removed (the inner post finds the trigger
+ * gone and leaves its tag, which the outer post can take).
  *
  * No verdict (the post trigger writes nothing, counted in
  * trigger_no_verdict): the hits of a trigger while its companion is not
- * on the list yet or any more (t->comp_on), a uprobe task that moved to
- * another CPU between the two calls (preemption is enabled there), an
- * event nested at the same level on the same CPU in between (the ring
- * buffer's one allowed recursion: the inner post trigger takes the slot).
- * A slot can be left behind (the trigger's "if" refused the record, so
- * no post call took it); the next record of that trigger on that CPU and
- * level passes the companion first, which overwrites it. Slots of a freed
- * trigger are cleared before its memory can be reused
- * (fsm_trig_clear_slots()).
- *
- * The slot is written and read on its own CPU only, at one context level:
- * an interrupt can come between two stores but runs to completion first.
- * The companion stores task and verdict, then the tag (barrier()): a
- * nested companion + post trigger in between clear the tag, so the outer
- * post trigger sees no tag rather than a mix. The flags are read a second
- * time here: a change of enable, filter or set_event_pid in between can
- * judge that one event by the new setting (as for any event written at
- * that moment).
+ * on the list yet or any more (t->comp_on), a uprobe task preempted or
+ * moved between the two calls, a change of enable/filter/set_event_pid
+ * between them, an event nested at the same level on the same CPU in
+ * between (the ring buffer's one allowed recursion, or another event with
+ * its own stackmap trigger, e.g. a hist trigger's .trace() to a synthetic
+ * event: the inner post trigger takes the slot). Slots of a freed trigger
+ * are cleared before its memory can be reused (fsm_trig_clear_slots()).
  */
-struct fsm_trig_verdict {
-	struct fsm_trig *t;		/* tag: NULL = none */
-	struct task_struct *task;
-	bool keep;
+#define FSM_TRIG_FL	(EVENT_FILE_FL_SOFT_DISABLED | EVENT_FILE_FL_FILTERED | \
+			 EVENT_FILE_FL_PID_FILTER)
+
+/* What __event_trigger_test_discard() reads after the companion. */
+struct fsm_trig_snap {
+	unsigned long flags;		/* file->flags & FSM_TRIG_FL */
+	struct event_filter *filter;	/* file->filter */
+	bool ignore_pid;		/* the pid filter refuses this task */
 };
+
+struct fsm_trig_verdict {
+	unsigned long tag;		/* fsm_trig | keep; 0 = none */
+	struct task_struct *task;
+	unsigned long csw;		/* task->nvcsw + task->nivcsw */
+	struct fsm_trig_snap snap;
+};
+
+#define FSM_TRIG_KEEP	1UL
+static_assert(__alignof__(struct fsm_trig) > FSM_TRIG_KEEP);
 
 #define FSM_TRIG_LEVELS 4	/* interrupt_context_level(): 0..3 */
 static DEFINE_PER_CPU(struct fsm_trig_verdict[FSM_TRIG_LEVELS], fsm_verdicts);
 
-static bool notrace fsm_trig_test(struct trace_event_file *file, void *rec)
+/* Context: the event, preemption disabled. */
+static void notrace fsm_trig_snap_take(struct trace_event_file *file,
+				       struct fsm_trig_snap *s)
 {
-	unsigned long fl = READ_ONCE(file->flags);
+	s->flags = READ_ONCE(file->flags) & FSM_TRIG_FL;
+	/*
+	 * __event_trigger_test_discard() reads file->filter the same way;
+	 * it is freed after tracepoint_synchronize_unregister(), which
+	 * waits for us.
+	 */
+	s->filter = rcu_dereference_raw(file->filter);
+	s->ignore_pid = (s->flags & EVENT_FILE_FL_PID_FILTER) &&
+			trace_event_ignore_this_pid(file);
+}
+
+static bool notrace fsm_trig_snap_same(const struct fsm_trig_snap *a,
+				       const struct fsm_trig_snap *b)
+{
+	return a->flags == b->flags && a->filter == b->filter &&
+	       a->ignore_pid == b->ignore_pid;
+}
+
+/* __event_trigger_test_discard()'s answer on @rec, from a snapshot. */
+static bool notrace fsm_trig_keep(const struct fsm_trig_snap *s, void *rec)
+{
+	if (s->flags & EVENT_FILE_FL_SOFT_DISABLED)
+		return false;
+	if ((s->flags & EVENT_FILE_FL_FILTERED) && s->filter &&
+	    !filter_match_preds(s->filter, rec))
+		return false;
+	return !s->ignore_pid;
+}
+
+/*
+ * event_triggers_call()'s test of the stackmap trigger itself on @rec:
+ * true if its post trigger will be called for this hit.
+ */
+static bool notrace fsm_trig_will_post(struct fsm_kl_trigger_data *data,
+				       void *rec)
+{
 	struct event_filter *filter;
 
-	if (fl & EVENT_FILE_FL_SOFT_DISABLED)
+	if (READ_ONCE(data->paused))
 		return false;
-	if (fl & EVENT_FILE_FL_FILTERED) {
-		/*
-		 * __event_trigger_test_discard() reads file->filter the same
-		 * way; it is freed after tracepoint_synchronize_unregister(),
-		 * which waits for us (preemption is disabled).
-		 */
-		filter = rcu_dereference_raw(file->filter);
-		if (filter && !filter_match_preds(filter, rec))
-			return false;
-	}
-	if ((fl & EVENT_FILE_FL_PID_FILTER) && trace_event_ignore_this_pid(file))
-		return false;
-	return true;
+	filter = rcu_dereference_sched(data->filter);
+	return !filter || filter_match_preds(filter, rec);
+}
+
+static unsigned long notrace fsm_trig_csw(struct task_struct *task)
+{
+	return READ_ONCE(task->nvcsw) + READ_ONCE(task->nivcsw);
 }
 
 /* The companion's trigger: judge @rec. Context: the event (any). */
@@ -247,6 +323,7 @@ static void notrace fsm_trig_judge(struct fsm_kl_trigger_data *data,
 {
 	struct fsm_trig *t = container_of(data, struct fsm_trig, comp);
 	struct fsm_trig_verdict *v;
+	unsigned long tag;
 	unsigned char level;
 
 	if (!rec)	/* an unconditional call: no record to judge */
@@ -254,11 +331,21 @@ static void notrace fsm_trig_judge(struct fsm_kl_trigger_data *data,
 	preempt_disable_notrace();
 	level = interrupt_context_level();
 	if (likely(level < FSM_TRIG_LEVELS)) {
-		v = this_cpu_ptr(&fsm_verdicts[level]);
-		v->task = current;
-		v->keep = fsm_trig_test(t->file, rec);
-		barrier();	/* the tag last: see above */
-		v->t = t;
+		/* the tag off first, then the stamp, then the tag: see above */
+		this_cpu_write(fsm_verdicts[level].tag, 0);
+		barrier();
+		tag = 0;
+		if (fsm_trig_will_post(t->data, rec)) {
+			v = this_cpu_ptr(&fsm_verdicts[level]);
+			v->task = current;
+			v->csw = fsm_trig_csw(current);
+			fsm_trig_snap_take(t->file, &v->snap);
+			tag = (unsigned long)t;
+			if (fsm_trig_keep(&v->snap, rec))
+				tag |= FSM_TRIG_KEEP;
+		}
+		barrier();
+		this_cpu_write(fsm_verdicts[level].tag, tag);
 	}
 	preempt_enable_notrace();
 }
@@ -270,35 +357,49 @@ static void notrace fsm_trig_judge(struct fsm_kl_trigger_data *data,
 static bool notrace fsm_trig_record_kept(struct fsm_trig *t)
 {
 	unsigned char level = interrupt_context_level();
-	struct fsm_trig_verdict *v;
-	bool keep = false, found = false;
+	struct fsm_trig_verdict *v, seen;
+	struct fsm_trig_snap now;
+	unsigned long tag;
 
-	if (likely(level < FSM_TRIG_LEVELS && READ_ONCE(t->comp_on))) {
-		v = this_cpu_ptr(&fsm_verdicts[level]);
-		if (v->t == t) {
-			barrier();	/* the tag first: see above */
-			found = v->task == current;
-			keep = v->keep;
-			v->t = NULL;
-		}
-	}
-	if (!found)
-		local64_inc(&this_cpu_ptr(t->inst->pcpu)->trig_no_verdict);
-	return found && keep;
+	if (unlikely(level >= FSM_TRIG_LEVELS || !READ_ONCE(t->comp_on)))
+		goto none;
+	v = this_cpu_ptr(&fsm_verdicts[level]);
+	/* the stamp first, then take the tag: see above */
+	seen.task = READ_ONCE(v->task);
+	seen.csw = READ_ONCE(v->csw);
+	seen.snap = v->snap;
+	barrier();
+	tag = this_cpu_xchg(fsm_verdicts[level].tag, 0);
+	if ((tag & ~FSM_TRIG_KEEP) != (unsigned long)t)
+		goto none;
+	if (seen.task != current || seen.csw != fsm_trig_csw(current))
+		goto none;
+	fsm_trig_snap_take(t->file, &now);
+	if (!fsm_trig_snap_same(&seen.snap, &now))
+		goto none;
+	return tag & FSM_TRIG_KEEP;
+none:
+	local64_inc(&this_cpu_ptr(t->inst->pcpu)->trig_no_verdict);
+	return false;
 }
 
 /*
  * A freed trigger's memory can come back as another trigger: clear the
- * slots that still name it. Context: task, after a grace period that
- * follows the removal of @t's companion (no fsm_trig_judge() of @t runs).
+ * slots that still name it. Context: task, after @t's companion left its
+ * event (from its free, and again after the grace period that follows).
  */
 static void fsm_trig_clear_slots(struct fsm_trig *t)
 {
+	unsigned long tag = (unsigned long)t;
 	int cpu, l;
 
 	for_each_possible_cpu(cpu)
-		for (l = 0; l < FSM_TRIG_LEVELS; l++)
-			cmpxchg(&per_cpu(fsm_verdicts, cpu)[l].t, t, NULL);
+		for (l = 0; l < FSM_TRIG_LEVELS; l++) {
+			unsigned long *p = &per_cpu(fsm_verdicts, cpu)[l].tag;
+
+			cmpxchg(p, tag, 0);
+			cmpxchg(p, tag | FSM_TRIG_KEEP, 0);
+		}
 }
 
 /* The companion prints nothing: the trigger file lists stackmap once. */
@@ -320,6 +421,14 @@ static void fsm_trig_comp_free(struct fsm_kl_trigger_data *data)
 
 	lockdep_assert_held(fsm_k_event_mutex);
 	WRITE_ONCE(t->comp_on, false);
+	/*
+	 * rmdir (clear_event_triggers()) unlinks us and calls this before
+	 * it unlinks the trigger: a post trigger that skipped the unlinked
+	 * companion may still read comp_on == true. Its hit wrote no stamp,
+	 * and no verdict of an earlier hit is left (see "The verdict"); clear
+	 * what a racing companion call may still have left, too.
+	 */
+	fsm_trig_clear_slots(t);
 }
 
 static struct fsm_kl_trigger_ops fsm_vops = {
@@ -571,6 +680,13 @@ static void fsm_trig_comp_reg(struct fsm_trig *t)
 	INIT_LIST_HEAD(&c->named_list);
 	if (WARN_ON_ONCE(fsm_k_st->reg(FSM_TRIG_NAME, c, t->file)))
 		return;
+	/*
+	 * A kernel invariant the rmdir path relies on (6.1): register_trigger()
+	 * adds at the head, so the companion sits right before the trigger and
+	 * clear_event_triggers() frees it first. Say it loudly if a kernel
+	 * ever orders the list otherwise.
+	 */
+	WARN_ON_ONCE(c->list.next != &t->data->list);
 	WRITE_ONCE(t->comp_on, true);
 }
 
