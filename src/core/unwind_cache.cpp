@@ -288,7 +288,7 @@ u64 cache_live_mask(const fsm_uwc_task &t)
 	 * (complete_begin, entry_exit): the req[] word read below is at
 	 * least as new as that state.
 	 */
-	const u64 w = __atomic_load_n(&t.state, __ATOMIC_ACQUIRE);
+	const u64 w = AtomicRef(t.state).load(acquire);
 
 	if (state_of(w) == kStIdle)
 		return 0;
@@ -299,7 +299,7 @@ u64 cache_live_mask(const fsm_uwc_task &t)
 	 * older entry. Relaxed is enough for a snapshot: the caller orders
 	 * it (see fsm_uwc_live_mask()).
 	 */
-	return __atomic_load_n(&t.req[buf_of(w)], __ATOMIC_RELAXED) & ~kHarvested;
+	return AtomicRef(t.req[buf_of(w)]).load(relaxed) & ~kHarvested;
 }
 
 u32 cache_state(const fsm_uwc_task &t, u64 *cookie)
