@@ -805,6 +805,20 @@ static void fsm_print_raw_ip(struct trace_seq *s, unsigned long ip)
 	trace_seq_printf(s, " => %016lx\n", ip);
 }
 
+/* The " => " lines of @nr frames; @sym: FSM_SYM_* bits, or -1 for raw. */
+static void fsm_print_ips(struct trace_seq *s, const unsigned long *ips,
+			  unsigned int nr, int sym)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr && fsm_output_room(s, nr - i); i++) {
+		if (sym < 0)
+			fsm_print_raw_ip(s, ips[i]);
+		else
+			fsm_print_ip(s, ips[i], sym);
+	}
+}
+
 /*
  * fsm_inst_of_tr_rcu - the instance of @tr, for the trace output (also
  * ustack_deliver.c). Context: rcu_read_lock() held; the instance stays valid
@@ -867,7 +881,7 @@ static void fsm_print_map_stack(struct trace_iterator *iter, u32 id, int sym)
 	const unsigned long long *ips;
 	struct fsm_inst *inst;
 	struct fsm_map *map;
-	unsigned int nr, i;
+	unsigned int nr;
 	u32 gen;
 
 	if (!fsm_output_may_look_up(iter)) {
@@ -895,12 +909,7 @@ static void fsm_print_map_stack(struct trace_iterator *iter, u32 id, int sym)
 		trace_seq_printf(s, " => <index %u not in the map>\n",
 				 FSM_SID_INDEX(id));
 	} else {
-		for (i = 0; i < nr && fsm_output_room(s, nr - i); i++) {
-			if (sym < 0)
-				fsm_print_raw_ip(s, ips[i]);
-			else
-				fsm_print_ip(s, ips[i], sym);
-		}
+		fsm_print_ips(s, (const unsigned long *)ips, nr, sym);
 	}
 	up_read(&inst->map_rwsem);
 out:
@@ -958,15 +967,13 @@ static enum print_line_t fsm_fb_trace(struct trace_iterator *iter, int flags,
 {
 	struct trace_event_raw_stack_fallback *e = (void *)iter->ent;
 	const unsigned long *ips = (void *)e + (e->__data_loc_ips & 0xffff);
-	unsigned int i, nr = (e->__data_loc_ips >> 16) / sizeof(long);
-	unsigned int sym = fsm_compat_sym_flags(flags);
+	unsigned int nr = (e->__data_loc_ips >> 16) / sizeof(long);
 	enum print_line_t ret;
 
 	ret = trace_raw_output_stack_fallback(iter, flags, event);
 	if (ret != TRACE_TYPE_HANDLED)
 		return ret;
-	for (i = 0; i < nr && fsm_output_room(&iter->seq, nr - i); i++)
-		fsm_print_ip(&iter->seq, ips[i], sym);
+	fsm_print_ips(&iter->seq, ips, nr, fsm_compat_sym_flags(flags));
 	return trace_handle_return(&iter->seq);
 }
 
@@ -975,12 +982,11 @@ static enum print_line_t fsm_fb_raw(struct trace_iterator *iter, int flags,
 {
 	struct trace_event_raw_stack_fallback *e = (void *)iter->ent;
 	const unsigned long *ips = (void *)e + (e->__data_loc_ips & 0xffff);
-	unsigned int i, nr = (e->__data_loc_ips >> 16) / sizeof(long);
+	unsigned int nr = (e->__data_loc_ips >> 16) / sizeof(long);
 
 	trace_seq_printf(&iter->seq, "%u %u %u\n", e->stack_id, e->flags,
 			 e->reason);
-	for (i = 0; i < nr && fsm_output_room(&iter->seq, nr - i); i++)
-		fsm_print_raw_ip(&iter->seq, ips[i]);
+	fsm_print_ips(&iter->seq, ips, nr, -1);
 	return trace_handle_return(&iter->seq);
 }
 
