@@ -962,18 +962,25 @@ static enum print_line_t fsm_sid_raw(struct trace_iterator *iter, int flags,
 	return trace_handle_return(&iter->seq);
 }
 
-static enum print_line_t fsm_fb_trace(struct trace_iterator *iter, int flags,
-				      struct trace_event *event)
+/* The ' => ' lines of a fallback record's own ips (its __data_loc array). */
+static void fsm_fb_print_ips(struct trace_iterator *iter, int sym_flags)
 {
 	struct trace_event_raw_stack_fallback *e = (void *)iter->ent;
 	const unsigned long *ips = (void *)e + (e->__data_loc_ips & 0xffff);
 	unsigned int nr = (e->__data_loc_ips >> 16) / sizeof(long);
+
+	fsm_print_ips(&iter->seq, ips, nr, sym_flags);
+}
+
+static enum print_line_t fsm_fb_trace(struct trace_iterator *iter, int flags,
+				      struct trace_event *event)
+{
 	enum print_line_t ret;
 
 	ret = trace_raw_output_stack_fallback(iter, flags, event);
 	if (ret != TRACE_TYPE_HANDLED)
 		return ret;
-	fsm_print_ips(&iter->seq, ips, nr, fsm_compat_sym_flags(flags));
+	fsm_fb_print_ips(iter, fsm_compat_sym_flags(flags));
 	return trace_handle_return(&iter->seq);
 }
 
@@ -981,12 +988,10 @@ static enum print_line_t fsm_fb_raw(struct trace_iterator *iter, int flags,
 				    struct trace_event *event)
 {
 	struct trace_event_raw_stack_fallback *e = (void *)iter->ent;
-	const unsigned long *ips = (void *)e + (e->__data_loc_ips & 0xffff);
-	unsigned int nr = (e->__data_loc_ips >> 16) / sizeof(long);
 
 	trace_seq_printf(&iter->seq, "%u %u %u\n", e->stack_id, e->flags,
 			 e->reason);
-	fsm_print_ips(&iter->seq, ips, nr, -1);
+	fsm_fb_print_ips(iter, -1);
 	return trace_handle_return(&iter->seq);
 }
 
