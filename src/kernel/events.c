@@ -644,7 +644,7 @@ out:
 /*
  * TRACE_REG_UNREGISTER. The kernel calls it also when the instance is being
  * removed and when this module's events are removed after our exit (then
- * nothing is found: fsm_tracing_exit() detached everything already).
+ * nothing is found: fsm_lifecycle_stop() detached everything already).
  * Context: task, event_mutex held.
  */
 static void fsm_unregister(struct trace_event_file *file)

@@ -28,8 +28,4 @@ struct fsm_map *fsm_map_new(struct fsm_map_params *p, const char *label,
 /* Destroy a map of fsm_map_new(), uncharging it from the memory budget. */
 void fsm_map_free(struct fsm_map *map);
 
-/* Tracing glue: stack ids in the trace, tracefs nodes, instances. */
-int fsm_tracing_init(void);
-void fsm_tracing_exit(void);
-
 #endif /* FSM_H */

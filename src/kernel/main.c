@@ -3,8 +3,9 @@
  * ftrace_stackmap - record each distinct stack once, put a stack id in the
  * trace.
  *
- * main.c: module parameters, load/unload, the load-time self-check of the
- * C++ core.
+ * main.c: module parameters, the load-time self-check of the C++ core, and
+ * the order in which the parts of the module start and stop (fsm_init(),
+ * fsm_teardown()). The parts do not start or stop each other.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,12 +21,19 @@
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 
+#include "compat.h"
 #include "fsm.h"
 #include "param.h"
+#include "tracing.h"
 #include "ustack.h"
 
 unsigned int fsm_bits = FSM_BITS_DEFAULT;
 static u64 fsm_key[2];
+
+static bool fsm_force_debugfs;
+module_param_named(force_debugfs, fsm_force_debugfs, bool, 0444);
+MODULE_PARM_DESC(force_debugfs,
+		 "Offer the nodes under /sys/kernel/debug/ftrace_stackmap even when tracefs is usable (tests)");
 
 /*
  * memory_budget_mb: all stack maps of the module together (kernel and user
@@ -185,6 +193,8 @@ static noinline void __init fsm_trace_through_cxx(void)
 			chk.cxx_frames);
 }
 
+static void fsm_teardown(void);
+
 static int __init fsm_init(void)
 {
 	int ret;
@@ -211,16 +221,53 @@ static int __init fsm_init(void)
 	ret = fsm_ustack_init();
 	if (ret)
 		return ret;
-	ret = fsm_tracing_init();
-	if (ret)
-		fsm_ustack_exit();
-	return ret;
+	/*
+	 * The tracing side, in dependency order: compat (kernel symbols),
+	 * nodes, the top level instance and "instances", our trace events,
+	 * the source events' module notifier, then instances are followed
+	 * (the top level's events= sources and nodes, the watch). A trigger
+	 * that cannot be registered is not a load failure.
+	 */
+	fsm_compat_init(fsm_force_debugfs);
+	ret = fsm_nodes_init();
+	if (!ret)
+		ret = fsm_lifecycle_init();
+	if (!ret)
+		ret = fsm_events_init();
+	if (!ret)
+		ret = fsm_sources_init();
+	if (!ret)
+		ret = fsm_lifecycle_start();
+	if (ret) {
+		fsm_teardown();
+		return ret;
+	}
+	fsm_trigger_init();
+	fsm_compat_announce();
+	return 0;
+}
+
+/*
+ * Module exit, and a failed init (every exit function copes with a part
+ * that never started). The reverse order, with the instances taken off in
+ * two steps around the module notifier (fsm_lifecycle_stop()).
+ */
+static void fsm_teardown(void)
+{
+	fsm_trigger_exit();	/* triggers first: they reach every instance */
+	fsm_lifecycle_stop();	/* no instance made or reaped; probes detached */
+	fsm_sources_exit();	/* the module notifier */
+	fsm_lifecycle_exit();	/* instances freed, nodes removed */
+	fsm_events_exit();
+	fsm_nodes_exit();
+	fsm_compat_exit();
+	fsm_inst_registry_exit();
+	fsm_ustack_exit();	/* no probe left: wait for queued user walks */
 }
 
 static void __exit fsm_exit(void)
 {
-	fsm_tracing_exit();
-	fsm_ustack_exit();	/* no probe left: wait for queued user walks */
+	fsm_teardown();
 }
 
 module_init(fsm_init);

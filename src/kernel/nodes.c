@@ -18,7 +18,7 @@
  * not even when its id was given to a new instance.
  *
  * Creation and removal of an instance's nodes are serialised by
- * fsm_nodes_mutex (the mkdir caller, see instances.c, the sync work and
+ * fsm_nodes_mutex (the mkdir caller, see lifecycle.c, the sync work and
  * module exit may all try); once removed, they are never created again. Every fops has .owner = THIS_MODULE: an open node keeps the
  * module loaded (rmmod fails with EBUSY).
  *
@@ -65,7 +65,7 @@ static struct dentry *fsm_dbg_instances;
 /*
  * Serialises creation and removal of nodes (inst->nodes[], dbg_dir,
  * dbg_opts, nodes_done, nodes_gone). Taken inside the "instances" inode
- * lock by the mkdir caller (instances.c), never with fsm_mutex held;
+ * lock by the mkdir caller (lifecycle.c), never with fsm_mutex held;
  * inside it only the inode locks of an instance directory and its
  * options/ (or debugfs's) are taken.
  */

@@ -23,7 +23,8 @@
  * Instances come and go: an fsnotify mark on tracefs "instances" sees
  * mkdir/rmdir; its handler only marks removed instances dead (it runs under
  * tracing locks) and queues a work that does everything else
- * (instances.c). Removal is safe because the kernel disables every event of
+ * (lifecycle.c; instances.c is the registry of struct fsm_inst). Removal
+ * is safe because the kernel disables every event of
  * an instance (our .reg UNREGISTER: probes detached), waits for tracepoint
  * callers, and only then removes the directory (our handler) and frees it.
  *
@@ -218,21 +219,34 @@ struct fsm_inst {
 	struct fsm_inst_pcpu __percpu *pcpu;
 };
 
-/* instances.c */
+/* instances.c: the registry (calls no other part) */
 extern struct mutex fsm_mutex;
 extern struct xarray fsm_insts;
-extern bool fsm_shutting_down;
-extern bool fsm_ready;
-extern char *fsm_default_events;
-
 bool fsm_inst_alive(const struct fsm_inst *inst);
 struct fsm_inst *fsm_inst_get_by_id(u32 id);
 void *fsm_inst_node_key(const struct fsm_inst *inst);
 struct fsm_inst *fsm_inst_get_by_key(const void *key);
 void fsm_inst_put(struct fsm_inst *inst);
+const char *fsm_inst_label(const struct fsm_inst *inst);
+struct fsm_inst *fsm_inst_find_tr_locked(struct trace_array *tr);
+struct fsm_inst *fsm_inst_find_name_locked(const char *name);
+/* lifecycle.c only: */
+struct fsm_inst *fsm_inst_add_locked(struct dentry *dir, const char *name,
+				     struct trace_array *tr);
+u64 fsm_inst_ids_retired_locked(void);
+void fsm_inst_ids_free_locked(u64 ids);
+void fsm_inst_registry_exit(void);
+
+/* lifecycle.c: instances made and removed (main.c runs init and exit) */
+extern bool fsm_shutting_down;
+extern bool fsm_ready;
+extern char *fsm_default_events;
 struct fsm_inst *fsm_inst_find_or_create_locked(struct trace_event_file *file);
 void fsm_inst_kick_worker(void);
-const char *fsm_inst_label(const struct fsm_inst *inst);
+int fsm_lifecycle_init(void);
+int fsm_lifecycle_start(void);
+void fsm_lifecycle_stop(void);
+void fsm_lifecycle_exit(void);
 
 /* events.c */
 int fsm_events_init(void);

@@ -32,7 +32,7 @@ bool fsm_ustack_enabled(u32 inst_id);
 void fsm_ustack_stat_show(struct seq_file *m, struct fsm_inst *inst);
 void fsm_ustack_write_reset(struct fsm_inst *inst, u32 gen);
 extern const struct file_operations fsm_ustack_opt_fops;
-/* instance id reuse (instances.c) */
+/* instance id reuse (instances.c, lifecycle.c) */
 void fsm_ustack_id_retire(u32 id);
 u64 fsm_ustack_ids_busy(void);
 void fsm_ustack_id_reset(u32 id);

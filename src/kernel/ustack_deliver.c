@@ -635,9 +635,12 @@ static ssize_t fsm_ust_opt_write(struct file *file, const char __user *ubuf,
 		ret = fsm_ust_set_event(inst, "user_stack", on);
 	mutex_lock(&fsm_ust_opt_mutex);
 	/*
-	 * A removed instance's bit must not be turned on: its id is retired
-	 * (fsm_ustack_id_retire(), under this mutex) once its last reference,
-	 * ours included, is gone, and must not reach a later owner set.
+	 * A removed instance's bit must not be turned on: the reaper
+	 * (lifecycle.c) marks it dead, then turns the bit off
+	 * (fsm_ustack_id_retire(), under this mutex), and the id must not
+	 * reach a later owner set. A test here after that retire sees the
+	 * instance dead (the mutex orders it after the mark); one before it
+	 * is undone by it.
 	 */
 	if (!ret && on && fsm_inst_alive(inst))
 		WRITE_ONCE(fsm_ust_on, fsm_ust_on | BIT_ULL(id));
@@ -657,14 +660,15 @@ const struct file_operations fsm_ustack_opt_fops = {
 };
 
 /**
- * fsm_ustack_id_retire - an instance id leaves use (instances.c).
- * @id: the id (< FSM_UST_MAX_INST) of an instance that is gone: erased
- *      from fsm_insts, its probes detached and waited for, no node open
+ * fsm_ustack_id_retire - an instance id leaves use (lifecycle.c).
+ * @id: the id (< FSM_UST_MAX_INST) of an instance that is gone: marked
+ *      dead and erased from fsm_insts, its probes detached
+ *      (nodes may still be open; their writes see it dead)
  *
  * Turns the id's option bit off, so that a later owner starts without
  * user stacks. What may still refer to the id is what
- * fsm_ustack_ids_busy() reports; the caller waits for that before it
- * gives the id out again, then calls fsm_ustack_id_reset().
+ * fsm_ustack_ids_busy() reports: before lifecycle.c gives a retired id
+ * out again it finds no bit of it there, then calls fsm_ustack_id_reset().
  * Context: task, may sleep.
  */
 void fsm_ustack_id_retire(u32 id)

@@ -289,7 +289,7 @@ end:
 /**
  * fsm_ustack_ids_busy - instance ids a user-stack delivery may still serve.
  *
- * For the reuse of instance ids (instances.c). An id may be referred to
+ * For the reuse of instance ids (lifecycle.c). An id may be referred to
  * by: a request bit of a task's current entry (fsm_uwc_live_mask(): from
  * the request that set it until the walk work delivered it and ended the
  * entry, or until the entry was aborted or the task freed; a walk work
