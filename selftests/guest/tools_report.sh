@@ -123,8 +123,8 @@ if [ $DEBUG = 0 ]; then
 	check "inst: chain64's user stack resolves in the instance" grep -q "^chain64;.*$CHAIN" inst.folded
 	[ -d "$T/instances/tcb" ] && rmdir "$T/instances/tcb"
 	check_fail "--map of the top level on a trace of another instance's recording refused" \
-		"$SR" stats -i inst.dat --map top.fsmb
-	"$SR" stats -i inst.dat --map top.fsmb 2>&1 >/dev/null | while IFS= read -r l; do diag "$l"; done
+		eval '"$SR" stats -i inst.dat --map top.fsmb 2>inst.err >/dev/null'
+	check "  ... saying why" grep -q "refused: its generation" inst.err
 fi
 
 # snapshots
@@ -137,8 +137,8 @@ check_fail "--map with another boot's reference address refused" \
 	eval '"$SR" stats -i top.dat --map boot.fsmb 2>boot.err >/dev/null'
 check "  ... saying so" grep -q "another boot" boot.err
 head -c 200 top.fsmb >trunc.fsmb
-check_fail "--map of a truncated snapshot refused" "$SR" stats -i top.dat --map trunc.fsmb
-check_fail "dump of a truncated snapshot: error" "$SR" dump trunc.fsmb
+check_fail "dump of a truncated snapshot: error" eval '"$SR" dump trunc.fsmb 2>trunc.err'
+check "  ... saying so" grep -q "FSMB truncated" trunc.err
 check "dump (same boot: /proc/kallsyms)" eval '"$SR" dump top.fsmb >dump.txt'
 check "dump: kernel frames symbolized" grep -q '^  \[0\] __schedule+0x' dump.txt
 check "dump --json" eval '"$SR" dump --json top.fsmb >dump.json'
@@ -148,7 +148,9 @@ head -c $(($(size top.dat) / 2)) top.dat >half.dat
 check_fail "truncated trace.dat: error" eval '"$SR" folded -i half.dat 2>half.err >/dev/null'
 check "  ... with a message" grep -q "half.dat" half.err
 crash=0
-for seed in 1 2 3; do
+seeds=(1 2)
+[ $DEBUG = 1 ] && seeds=(1)
+for seed in "${seeds[@]}"; do
 	cp top.dat flip.dat
 	sz=$(size flip.dat)
 	for k in 1 2 3 4 5 6 7 8; do
