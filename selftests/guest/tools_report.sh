@@ -2,16 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # tools_report.sh MODULE.ko - stackmap-report (build/tools, `make tools`)
-# on recordings made here with trace-cmd: the top level with user stacks of
-# the chain programs (selftests/guest/ustack/chain.c, 64-bit and -m32), a
-# -B instance, a stack_map_bin snapshot. Checks, each against a count or
-# lookup made without the tool:
+# on a recording made here with one trace-cmd run: the top level and a -B
+# instance (not on the debug kernel, for time), both with user stacks of
+# the chain programs (selftests/guest/ustack/chain.c, 64-bit and -m32),
+# then stack_map_bin snapshots. Checks, each against a count or lookup
+# made without the tool:
 #  - every id record (stack_id, stack_id_user, stack_fallback) counted by
 #    `trace-cmd report` is counted once in `folded` and in `stats`;
 #    filters --comm/--instance/--event agree with counts of the same lines
 #  - kernel frames of `report --addr` equal /proc/kallsyms lookups
 #  - the chain programs' user stacks resolve to main, ustack_f1..f6,
 #    ustack_sys (libdwfl, DWARF of the -g builds)
+#  - a program whose path now names another file is found by build-id
+#    (--debug-dir), the other file is not used
 #  - --map of the same boot is accepted, one of another instance or
 #    generation, or with another boot's reference address, is refused;
 #    `dump` agrees with fsmb.py
@@ -41,6 +44,7 @@ for c in report dump; do
 done
 check_eq "unknown command: exit 2" "$("$SR" nosuch 2>/dev/null; echo $?)" 2
 
+diag "help: ${SECONDS} s"
 cd "$TMPD" || exit 1
 check "gcc 64-bit chain" gcc "${CFLAGS[@]}" -o chain64 "$HERE/ustack/chain.c"
 check "gcc -m32 chain" "$HERE/../../scripts/m32-cc" "${CFLAGS[@]}" -o chain32 "$HERE/ustack/chain.c"
@@ -91,41 +95,61 @@ record() {
 	check "$n: kernel frames marked _[k]" grep -qE '_\[k\] [0-9]+$' "$n.folded"
 }
 
+diag "gcc, insmod: ${SECONDS} s"
 T0=$SECONDS
+# One recording, two buffers: the top level (sys_enter, sched_switch) and a
+# -B instance made here (sys_enter), both with user stacks; trace-cmd
+# removes the instance at the end.
 echo 'raw_syscalls:sys_enter sched:sched_switch' >"$T/stack_map_events"
 echo 1 >"$T/options/stackmap_user"
-record top "${EV[@]}" bash -c "$TMPD/chain64 $N; $TMPD/chain32 $N"
-cat "$T/stack_map_bin" >top.fsmb
-echo 0 >"$T/options/stackmap_user"
-echo >"$T/stack_map_events"
-check "top: chain64's user stack resolves to the chain" grep -q "^chain64;.*$CHAIN" top.folded
-check "top: chain32's (-m32) user stack resolves to the chain" grep -q "^chain32;.*$CHAIN" top.folded
-l=$(grep "^chain64;.*$CHAIN" top.folded | head -n 1)
-check_eq "top: chain64 syscall chain counted $N times" "${l##* }" $N
-check_eq "top: --comm chain64 = chain64's id records" \
-	"$("$SR" folded -i top.dat --comm chain64 2>/dev/null >c.f; fsum c.f)" "$(idrecs top.txt '^ *chain64-[0-9]+ ')"
-a=$(grep '^event sched:sched_switch: ' top.stats)
-a=${a%% records*}
-check_eq "top: --event sched_switch = its stats line" \
-	"$("$SR" folded -i top.dat --event sched_switch 2>/dev/null >a.f; fsum a.f)" "${a##* }"
-check "top: report shows inlined-aware user frames with source lines" \
-	grep -q "=> ustack_sys (.*chain.c:[0-9]*) \[$TMPD/chain64+0x" top.report
-diag "top: $((SECONDS - T0)) s"
-
-# -B: trace-cmd uses the instance made here (user stacks on) and removes it
+B=()
 if [ $DEBUG = 0 ]; then
 	mkdir "$T/instances/tcb"
 	echo 'raw_syscalls:sys_enter' >"$T/instances/tcb/stack_map_events"
 	echo 1 >"$T/instances/tcb/options/stackmap_user"
-	record inst -B tcb "${EV[@]}" "$TMPD/chain64" $N
-	check_eq "inst: --instance tcb = the instance's id records" \
-		"$("$SR" folded -i inst.dat --instance tcb 2>/dev/null >i.f; fsum i.f)" "$(idrecs inst.txt '^tcb: ')"
-	check "inst: chain64's user stack resolves in the instance" grep -q "^chain64;.*$CHAIN" inst.folded
-	[ -d "$T/instances/tcb" ] && rmdir "$T/instances/tcb"
-	check_fail "--map of the top level on a trace of another instance's recording refused" \
-		eval '"$SR" stats -i inst.dat --map top.fsmb 2>inst.err >/dev/null'
-	check "  ... saying why" grep -q "refused: its generation" inst.err
+	B=(-B tcb -e stackmap -e raw_syscalls:sys_enter)
 fi
+record top "${EV[@]}" "${B[@]}" bash -c "$TMPD/chain64 $N; $TMPD/chain32 $N"
+cat "$T/stack_map_bin" >top.fsmb
+echo reset >"$T/stack_map"
+cat "$T/stack_map_bin" >gen2.fsmb
+echo 0 >"$T/options/stackmap_user"
+echo >"$T/stack_map_events"
+[ -d "$T/instances/tcb" ] && rmdir "$T/instances/tcb"
+check "top: chain64's user stack resolves to the chain" grep -q "^chain64;.*$CHAIN" top.folded
+check "top: chain32's (-m32) user stack resolves to the chain" grep -q "^chain32;.*$CHAIN" top.folded
+check_eq "top: --comm chain64 = chain64's id records" \
+	"$("$SR" folded -i top.dat --comm chain64 2>/dev/null >c.f; fsum c.f)" \
+	"$(idrecs top.txt '^(tcb: )? *chain64-[0-9]+ ')"
+a=$(grep '^event sched:sched_switch: ' top.stats)
+a=${a%% records*}
+check_eq "top: --event sched_switch = its stats line" \
+	"$("$SR" folded -i top.dat --event sched_switch 2>/dev/null >a.f; fsum a.f)" "${a##* }"
+check "top: report shows user frames with source lines" \
+	grep -q "=> ustack_sys (.*chain.c:[0-9]*) \[$TMPD/chain64+0x" top.report
+if [ $DEBUG = 0 ]; then
+	check_eq "-B: --instance tcb = the instance's id records" \
+		"$("$SR" folded -i top.dat --instance tcb 2>/dev/null >i.f; fsum i.f)" "$(idrecs top.txt '^tcb: ')"
+	check "-B: instance records found" [ "$(fsum i.f)" -gt 0 ]
+	check "-B: chain64's syscall chain in the instance" \
+		eval '"$SR" folded -i top.dat --instance tcb --comm chain64 2>/dev/null | grep -q "^chain64;.*$CHAIN"'
+fi
+diag "record: $((SECONDS - T0)) s"
+
+# user files found by build-id (--debug-dir), not by a path that now
+# names another file (its build-id differs: not used)
+if [ $DEBUG = 0 ]; then
+	bid=$(readelf -n chain64 | grep -o 'Build ID: [0-9a-f]*')
+	bid=${bid#Build ID: }
+	mkdir -p "dbg/.build-id/${bid:0:2}"
+	mv chain64 "dbg/.build-id/${bid:0:2}/${bid:2}.debug"
+	cp chain32 chain64
+	check "a file with another build-id at the recorded path is not used" \
+		eval '! "$SR" folded -i top.dat 2>/dev/null | grep -q "^chain64;.*$CHAIN"'
+	check "--debug-dir: the program found by its build-id" \
+		eval '"$SR" folded -i top.dat --debug-dir "$TMPD/dbg" 2>/dev/null | grep -q "^chain64;.*$CHAIN"'
+fi
+diag "build-id: $((SECONDS - T0)) s"
 
 # snapshots
 check "--map of the same boot, instance and generation accepted" \
@@ -133,15 +157,25 @@ check "--map of the same boot, instance and generation accepted" \
 check_eq "--map: records unchanged" "$(stat_get m.stats records)" "$(stat_get top.stats records)"
 cp top.fsmb boot.fsmb
 printf '\x01' | dd of=boot.fsmb bs=1 seek=33 conv=notrunc status=none	# ref_symbol_addr
+check_fail "--map of a later generation (after a reset) refused" \
+	eval '"$SR" stats -i top.dat --map gen2.fsmb 2>gen2.err >/dev/null'
+check "  ... saying why" grep -q "refused: its generation 2" gen2.err
+cp top.fsmb inst.fsmb
+printf 'nosuch\0' | dd of=inst.fsmb bs=1 seek=40 conv=notrunc status=none	# instance
+check_fail "--map of an instance without a buffer in the trace refused" \
+	eval '"$SR" stats -i top.dat --map inst.fsmb 2>inst.err >/dev/null'
+check "  ... saying why" grep -q "instance 'nosuch', which has no buffer" inst.err
 check_fail "--map with another boot's reference address refused" \
 	eval '"$SR" stats -i top.dat --map boot.fsmb 2>boot.err >/dev/null'
 check "  ... saying so" grep -q "another boot" boot.err
 head -c 200 top.fsmb >trunc.fsmb
 check_fail "dump of a truncated snapshot: error" eval '"$SR" dump trunc.fsmb 2>trunc.err'
-check "  ... saying so" grep -q "FSMB truncated" trunc.err
+check "  ... saying so" grep -q "trunc.fsmb: FSMB" trunc.err
 check "dump (same boot: /proc/kallsyms)" eval '"$SR" dump top.fsmb >dump.txt'
 check "dump: kernel frames symbolized" grep -q '^  \[0\] __schedule+0x' dump.txt
 check "dump --json" eval '"$SR" dump --json top.fsmb >dump.json'
+
+diag "snapshots: $((SECONDS - T0)) s"
 
 # bad input
 head -c $(($(size top.dat) / 2)) top.dat >half.dat
@@ -168,7 +202,6 @@ check "  ... saying so" grep -q "no stackmap events" none.err
 diag "all but the python checks: $((SECONDS - T0)) s"
 # the python checks, once
 checks=(ksyms top.kallsyms top.report -- json top.json dump.json top.fsmb)
-[ $DEBUG = 1 ] || checks+=(-- ksyms inst.kallsyms inst.report)
 $PY -S "$HERE/report_check.py" "${checks[@]}" >pc.out 2>&1
 rc=$?
 while IFS= read -r l; do
@@ -179,6 +212,7 @@ while IFS= read -r l; do
 	esac
 done <pc.out
 [ $rc = 0 ] || grep -q '^not ok' pc.out || nok "report_check.py exited $rc"
+diag "python: $((SECONDS - T0)) s"
 cd / || exit 1
 check "rmmod" unload
 finish
