@@ -155,6 +155,8 @@ diag "build-id: $((SECONDS - T0)) s"
 check "--map of the same boot, instance and generation accepted" \
 	eval '"$SR" stats -i top.dat --map top.fsmb >m.stats 2>m.err'
 check_eq "--map: records unchanged" "$(stat_get m.stats records)" "$(stat_get top.stats records)"
+# the refusals and the text dump do not depend on the kernel: stock only
+if [ $DEBUG = 0 ]; then
 cp top.fsmb boot.fsmb
 printf '\x01' | dd of=boot.fsmb bs=1 seek=33 conv=notrunc status=none	# ref_symbol_addr
 check_fail "--map of a later generation (after a reset) refused" \
@@ -173,6 +175,7 @@ check_fail "dump of a truncated snapshot: error" eval '"$SR" dump trunc.fsmb 2>t
 check "  ... saying so" grep -q "trunc.fsmb: FSMB" trunc.err
 check "dump (same boot: /proc/kallsyms)" eval '"$SR" dump top.fsmb >dump.txt'
 check "dump: kernel frames symbolized" grep -q '^  \[0\] __schedule+0x' dump.txt
+fi
 check "dump --json" eval '"$SR" dump --json top.fsmb >dump.json'
 
 diag "snapshots: $((SECONDS - T0)) s"

@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <traceevent/event-parse.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
