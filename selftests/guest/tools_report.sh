@@ -157,24 +157,24 @@ check "--map of the same boot, instance and generation accepted" \
 check_eq "--map: records unchanged" "$(stat_get m.stats records)" "$(stat_get top.stats records)"
 # the refusals and the text dump do not depend on the kernel: stock only
 if [ $DEBUG = 0 ]; then
-cp top.fsmb boot.fsmb
-printf '\x01' | dd of=boot.fsmb bs=1 seek=33 conv=notrunc status=none	# ref_symbol_addr
-check_fail "--map of a later generation (after a reset) refused" \
-	eval '"$SR" stats -i top.dat --map gen2.fsmb 2>gen2.err >/dev/null'
-check "  ... saying why" grep -q "refused: its generation 2" gen2.err
-cp top.fsmb inst.fsmb
-printf 'nosuch\0' | dd of=inst.fsmb bs=1 seek=40 conv=notrunc status=none	# instance
-check_fail "--map of an instance without a buffer in the trace refused" \
-	eval '"$SR" stats -i top.dat --map inst.fsmb 2>inst.err >/dev/null'
-check "  ... saying why" grep -q "instance 'nosuch', which has no buffer" inst.err
-check_fail "--map with another boot's reference address refused" \
-	eval '"$SR" stats -i top.dat --map boot.fsmb 2>boot.err >/dev/null'
-check "  ... saying so" grep -q "another boot" boot.err
-head -c 200 top.fsmb >trunc.fsmb
-check_fail "dump of a truncated snapshot: error" eval '"$SR" dump trunc.fsmb 2>trunc.err'
-check "  ... saying so" grep -q "trunc.fsmb: FSMB" trunc.err
-check "dump (same boot: /proc/kallsyms)" eval '"$SR" dump top.fsmb >dump.txt'
-check "dump: kernel frames symbolized" grep -q '^  \[0\] __schedule+0x' dump.txt
+	cp top.fsmb boot.fsmb
+	printf '\x01' | dd of=boot.fsmb bs=1 seek=33 conv=notrunc status=none	# ref_symbol_addr
+	check_fail "--map of a later generation (after a reset) refused" \
+		eval '"$SR" stats -i top.dat --map gen2.fsmb 2>gen2.err >/dev/null'
+	check "  ... saying why" grep -q "refused: its generation 2" gen2.err
+	cp top.fsmb inst.fsmb
+	printf 'nosuch\0' | dd of=inst.fsmb bs=1 seek=40 conv=notrunc status=none	# instance
+	check_fail "--map of an instance without a buffer in the trace refused" \
+		eval '"$SR" stats -i top.dat --map inst.fsmb 2>inst.err >/dev/null'
+	check "  ... saying why" grep -q "instance 'nosuch', which has no buffer" inst.err
+	check_fail "--map with another boot's reference address refused" \
+		eval '"$SR" stats -i top.dat --map boot.fsmb 2>boot.err >/dev/null'
+	check "  ... saying so" grep -q "another boot" boot.err
+	head -c 200 top.fsmb >trunc.fsmb
+	check_fail "dump of a truncated snapshot: error" eval '"$SR" dump trunc.fsmb 2>trunc.err'
+	check "  ... saying so" grep -q "trunc.fsmb: FSMB" trunc.err
+	check "dump (same boot: /proc/kallsyms)" eval '"$SR" dump top.fsmb >dump.txt'
+	check "dump: kernel frames symbolized" grep -q '^  \[0\] __schedule+0x' dump.txt
 fi
 check "dump --json" eval '"$SR" dump --json top.fsmb >dump.json'
 
