@@ -26,9 +26,9 @@ bool num(tep_event *ev, tep_record *r, const char *name, uint64_t *v)
 {
 	tep_format_field *f = tep_find_field(ev, name);
 	unsigned long long x;
-	if (!f || tep_read_number_field(f, r->data, &x))
-		return false;
-	if (f->offset + f->size > r->size)
+	/* the field must lie inside the record before it is read */
+	if (!f || f->offset < 0 || f->size <= 0 || f->offset + f->size > r->size ||
+	    tep_read_number_field(f, r->data, &x))
 		return false;
 	*v = x;
 	return true;
@@ -39,8 +39,8 @@ bool dyn(tep_event *ev, tep_record *r, const char *name, const uint8_t **p,
 	 size_t *len)
 {
 	tep_format_field *f = tep_find_field(ev, name);
-	if (!f || !(f->flags & TEP_FIELD_IS_DYNAMIC) ||
-	    f->offset + f->size > r->size)
+	if (!f || !(f->flags & TEP_FIELD_IS_DYNAMIC) || f->offset < 0 ||
+	    f->size <= 0 || f->offset + f->size > r->size)
 		return false;
 	trace_seq s;
 	trace_seq_init(&s);
