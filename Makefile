@@ -7,6 +7,7 @@
 #   make check           every test (README "Tests"); ends "N passed, N failed"
 #   make demo            the module working in a QEMU guest (README "Demo")
 #   make bench           benchmarks, name=value lines
+#   make tools           user-space tools (tools/stackmap-report) into build/tools/
 #   make clean
 #
 # KDIR defaults to the running kernel's build dir when it exists, otherwise
@@ -29,7 +30,7 @@ FSM_KBUILD_ARGS = -C $(KDIR) M=$(CURDIR_ABS) \
 	objtool=$(CURDIR_ABS)/scripts/objtool-strict \
 	FSM_REAL_OBJTOOL=$(KDIR)/tools/objtool/objtool
 
-.PHONY: all modules clean check demo bench help
+.PHONY: all modules clean check demo bench help tools
 
 all: modules
 
@@ -45,6 +46,13 @@ clean:
 		$(MAKE) -C $(KDIR) M=$(CURDIR_ABS) clean; fi
 	rm -rf build src/kernel/generated
 
+# User-space tools: CMake projects under tools/, outputs in build/tools/.
+# Another tool is one more -S/-B pair here.
+tools:
+	cmake -S $(CURDIR_ABS)/tools/stackmap-report -B $(CURDIR_ABS)/build/tools \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(CURDIR_ABS)/build/tools -j $(shell nproc)
+
 check:
 	@$(CURDIR_ABS)/scripts/check
 
@@ -55,4 +63,4 @@ bench:
 	@$(CURDIR_ABS)/scripts/bench
 
 help:
-	@sed -n '3,13p' Makefile
+	@sed -n '3,14p' Makefile

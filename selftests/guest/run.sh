@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# run.sh MODULE.ko [TEST...] - run the in-guest tests (all stackmap_*.sh and
-# ustack_*.sh, or
+# run.sh MODULE.ko [TEST...] - run the in-guest tests (all stackmap_*.sh,
+# ustack_*.sh and tools_*.sh, or
 # the named ones) as root on the kernel MODULE.ko was built for, normally
 # inside the QEMU guest:
 #
@@ -18,7 +18,7 @@ if [ $# -gt 0 ]; then
 	tests=("$@")
 else
 	tests=()
-	for t in "$here"/stackmap_*.sh "$here"/ustack_*.sh; do
+	for t in "$here"/stackmap_*.sh "$here"/ustack_*.sh "$here"/tools_*.sh; do
 		tests+=("$(basename "$t" .sh)")
 	done
 fi

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * resolve.h - from stack ids to stacks: the semantics of record format 2
+ * (Documentation/tracing.rst, "The stack records") and of user stacks
+ * (Documentation/ustack.rst), without any trace.dat code, so that the
+ * tests can feed it records of their own.
+ *
+ * Keys. A kernel stack is named by (buffer, full generation, stack_id):
+ * the id carries the low 12 bits of its generation; the stack_reset
+ * records of the buffer (each with the full generation) give the full one.
+ * A user stack is named by (buffer, user generation, ustack_id); the
+ * user_stack record carries its full generation. A stack_id_user record
+ * names its user stack by (buffer, cookie): the user_stack record with
+ * that cookie in the same buffer, written later.
+ *
+ * Two passes. Pass 1 adds every definition (stack_def, stack_reset, inline
+ * user_stack records, file_map, snapshots); finish() then keys them. Pass 2
+ * asks for the stack of each id record: a definition written after its
+ * first use (another CPU, a moment later) is found as well. What has no
+ * definition anywhere is reported unresolved, never guessed.
+ */
+#ifndef STACKMAP_REPORT_RESOLVE_H
+#define STACKMAP_REPORT_RESOLVE_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "fsmb.h"
+
+namespace smr {
+
+using UFrame = std::pair<uint64_t, uint64_t>;	/* file id, offset | flags */
+
+struct UserStackRec {
+	uint64_t cookie = 0;
+	uint32_t ustack_id = 0;
+	uint32_t gen = 0;
+	uint16_t flags = 0;
+	uint8_t reason = 0;
+	uint8_t id_reason = 0;
+	std::vector<UFrame> frames;
+};
+
+struct FileInfo {
+	std::string path;
+	std::string build_id;	/* hex, "" when unknown */
+};
+
+enum class Status {
+	OK,
+	UNRESOLVED,	/* no definition of the id in the trace or snapshots */
+	NONE,		/* the record has no stack (nested fallback, empty) */
+	MISSING,	/* stack_id_user whose user_stack record is not in the trace */
+};
+
+struct KernelResult {
+	Status status = Status::UNRESOLVED;
+	uint64_t generation = 0;	/* full generation of the id */
+	const std::vector<uint64_t> *ips = nullptr;
+	bool truncated = false;
+};
+
+struct UserResult {
+	Status status = Status::MISSING;
+	const UserStackRec *rec = nullptr;	/* the user_stack record */
+	const std::vector<UFrame> *frames = nullptr;
+	bool ia32 = false;
+	bool truncated = false;
+};
+
+class Resolver {
+public:
+	/* ---- pass 1 ---- */
+	void add_def(int buf, uint64_t ts, uint32_t stack_id, uint32_t flags,
+		     std::vector<uint64_t> ips);
+	void add_reset(int buf, uint64_t ts, uint32_t generation);
+	void add_user_stack(int buf, uint64_t ts, UserStackRec rec);
+	void add_file_map(int buf, uint64_t ts, uint64_t file_id,
+			  const std::string &path, const std::string &build_id);
+	/*
+	 * A stack_map_bin snapshot of buffer buf. Call after finish(): it is
+	 * checked against what the trace defines. Return: "" or why it is
+	 * refused (nothing is added then).
+	 */
+	std::string add_snapshot(int buf, const Fsmb &snap);
+	void finish();
+
+	/* ---- pass 2 ---- */
+	uint64_t full_generation(int buf, uint64_t ts, uint32_t gen_bits) const;
+	KernelResult kernel(int buf, uint64_t ts, uint32_t stack_id) const;
+	UserResult user(int buf, uint64_t cookie) const;
+	const FileInfo *file(uint64_t file_id) const;
+
+	/* generations (full) that the ids of buffer buf name */
+	bool buffer_has_generation(int buf, uint64_t generation) const;
+	size_t definitions() const { return kdefs_.size(); }
+
+private:
+	struct RawDef {
+		int buf;
+		uint64_t ts;
+		uint32_t stack_id;
+		uint32_t flags;
+		std::vector<uint64_t> ips;
+	};
+	struct KDef {
+		std::vector<uint64_t> ips;
+		bool truncated;
+	};
+	using KKey = std::tuple<int, uint64_t, uint32_t>;	/* buf, gen, index */
+	using UKey = std::tuple<int, uint32_t, uint32_t>;	/* buf, ugen, id */
+
+	std::vector<RawDef> raw_defs_;
+	std::map<int, std::map<uint64_t, uint32_t>> resets_;	/* ts -> gen */
+	std::map<KKey, KDef> kdefs_;
+	std::map<UKey, std::pair<std::vector<UFrame>, uint16_t>> udefs_;
+	std::map<std::pair<int, uint64_t>, UserStackRec> by_cookie_;
+	std::unordered_map<uint64_t, FileInfo> files_;
+	std::map<int, std::map<uint64_t, bool>> gens_seen_;
+	bool finished_ = false;
+};
+
+} /* namespace smr */
+
+#endif

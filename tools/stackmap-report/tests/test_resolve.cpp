@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test_resolve.cpp - the resolution rules of record format 2 and of user
+ * stacks, on records made here (Documentation/tracing.rst, ustack.rst).
+ */
+#include <gtest/gtest.h>
+
+#include "abi.h"
+#include "resolve.h"
+
+using namespace smr;
+
+namespace {
+
+constexpr uint32_t sid(uint32_t gen, uint32_t index)
+{
+	return FSM_SID_MAKE(gen, index);
+}
+
+} /* namespace */
+
+/* A definition written after the first use (another CPU) still resolves. */
+TEST(Resolve, DefinitionAfterUse)
+{
+	Resolver r;
+	r.add_def(0, 200, sid(1, 5), 0, {0x10, 0x20});
+	r.finish();
+	auto k = r.kernel(0, 100, sid(1, 5));	/* the use, at ts 100 */
+	ASSERT_EQ(k.status, Status::OK);
+	EXPECT_EQ(*k.ips, (std::vector<uint64_t>{0x10, 0x20}));
+}
+
+/* No definition anywhere: unresolved, never another stack. */
+TEST(Resolve, UnresolvedNotGuessed)
+{
+	Resolver r;
+	r.add_def(0, 10, sid(1, 5), 0, {0x10});
+	r.add_def(1, 10, sid(1, 6), 0, {0x30});	/* another buffer */
+	r.finish();
+	EXPECT_EQ(r.kernel(0, 20, sid(1, 6)).status, Status::UNRESOLVED);
+	EXPECT_EQ(r.kernel(0, 20, sid(2, 5)).status, Status::UNRESOLVED);
+	EXPECT_EQ(r.kernel(1, 20, sid(1, 5)).status, Status::UNRESOLVED);
+	EXPECT_EQ(r.kernel(1, 20, sid(1, 6)).status, Status::OK);
+}
+
+TEST(Resolve, TruncatedFlag)
+{
+	Resolver r;
+	r.add_def(0, 10, sid(1, 1), FSM_SID_F_TRUNCATED | FSM_SID_F_NEW, {0x10});
+	r.finish();
+	EXPECT_TRUE(r.kernel(0, 20, sid(1, 1)).truncated);
+}
+
+/*
+ * Generations 1 and 4097 share their low 12 bits: the stack_reset records
+ * (full generations) tell the two definitions of index 3 apart, and a
+ * record of generation G - 1 still in flight after reset G keeps its own.
+ */
+TEST(Resolve, GenerationsAcrossResets)
+{
+	Resolver r;
+	r.add_reset(0, 100, 4096);
+	r.add_def(0, 50, sid(1, 3), 0, {0xa});		/* gen 1 (bits 1) */
+	r.add_reset(0, 200, 4097);
+	r.add_def(0, 300, sid(4097, 3), 0, {0xb});	/* gen 4097 (bits 1) */
+	r.add_def(0, 150, sid(4096, 2), 0, {0xc});
+	r.finish();
+	auto old = r.kernel(0, 60, sid(1, 3));
+	ASSERT_EQ(old.status, Status::OK);
+	EXPECT_EQ(old.generation, 1u);
+	EXPECT_EQ((*old.ips)[0], 0xau);
+	auto cur = r.kernel(0, 310, sid(4097, 3));
+	ASSERT_EQ(cur.status, Status::OK);
+	EXPECT_EQ(cur.generation, 4097u);
+	EXPECT_EQ((*cur.ips)[0], 0xbu);
+	/* G - 1 (4096) after the reset to 4097: in flight, still its stack */
+	auto late = r.kernel(0, 210, sid(4096, 2));
+	ASSERT_EQ(late.status, Status::OK);
+	EXPECT_EQ(late.generation, 4096u);
+	EXPECT_EQ((*late.ips)[0], 0xcu);
+	/* index 2 of generation 4097 was never defined */
+	EXPECT_EQ(r.kernel(0, 310, sid(4097, 2)).status, Status::UNRESOLVED);
+	EXPECT_TRUE(r.buffer_has_generation(0, 4097));
+	EXPECT_FALSE(r.buffer_has_generation(0, 5));
+}
+
+/* stack_id_user -> user_stack by cookie, in the same buffer only. */
+TEST(Resolve, UserByCookie)
+{
+	Resolver r;
+	UserStackRec a;
+	a.cookie = 0x2000;
+	a.ustack_id = 4;
+	a.gen = 1;
+	a.flags = FSM_USF_INLINE | FSM_USF_NEW;
+	a.frames = {{0xf, 0x1139}, {0xf, 0x1197}};
+	r.add_user_stack(0, 10, a);
+	UserStackRec b;		/* id only: frames from the inline record */
+	b.cookie = 0x4000;
+	b.ustack_id = 4;
+	b.gen = 1;
+	r.add_user_stack(0, 20, b);
+	UserStackRec c = b;	/* id only, unknown in buffer 1 */
+	c.cookie = 0x6000;
+	r.add_user_stack(1, 20, c);
+	UserStackRec e;		/* empty stack: no id */
+	e.cookie = 0x8000;
+	e.ustack_id = FSM_USTACK_ID_NONE;
+	e.reason = FSM_URS_EXITING;
+	r.add_user_stack(0, 30, e);
+	UserStackRec m;		/* reset marker: ignored */
+	m.flags = FSM_USF_RESET;
+	m.ustack_id = FSM_USTACK_ID_NONE;
+	r.add_user_stack(0, 40, m);
+	r.finish();
+
+	auto ua = r.user(0, 0x2000);
+	ASSERT_EQ(ua.status, Status::OK);
+	EXPECT_EQ(ua.frames->size(), 2u);
+	auto ub = r.user(0, 0x4000);
+	ASSERT_EQ(ub.status, Status::OK);
+	EXPECT_EQ(*ub.frames, a.frames);
+	EXPECT_EQ(r.user(1, 0x6000).status, Status::UNRESOLVED);
+	EXPECT_EQ(r.user(1, 0x2000).status, Status::MISSING);	/* other buffer */
+	EXPECT_EQ(r.user(0, 0x8000).status, Status::NONE);
+	EXPECT_EQ(r.user(0, 0x9999).status, Status::MISSING);
+}
+
+TEST(Resolve, FileMapLatestKeepsBuildId)
+{
+	Resolver r;
+	r.add_file_map(0, 1, 0xabc, "/bin/x", "");
+	r.add_file_map(0, 2, 0xabc, "/bin/x", "aabb");
+	r.add_file_map(1, 3, 0xabc, "/bin/x (deleted)", "");
+	r.finish();
+	const FileInfo *f = r.file(0xabc);
+	ASSERT_NE(f, nullptr);
+	EXPECT_EQ(f->path, "/bin/x (deleted)");
+	EXPECT_EQ(f->build_id, "aabb");
+	EXPECT_EQ(r.file(0xdef), nullptr);
+}
+
+/* A snapshot fills what the trace lacks; a contradicting one is refused. */
+TEST(Resolve, Snapshot)
+{
+	Resolver r;
+	r.add_def(0, 10, sid(1, 0), 0, {0x10});
+	r.finish();
+	Fsmb s;
+	s.generation = 1;
+	s.flags = FSMB_F_KERNEL;
+	s.kstacks.push_back({0, 1, {0x10}});
+	s.kstacks.push_back({1, 1, {0x20, 0x30}});
+	EXPECT_EQ(r.kernel(0, 20, sid(1, 1)).status, Status::UNRESOLVED);
+	EXPECT_EQ(r.add_snapshot(0, s), "");
+	auto k = r.kernel(0, 20, sid(1, 1));
+	ASSERT_EQ(k.status, Status::OK);
+	EXPECT_EQ(*k.ips, (std::vector<uint64_t>{0x20, 0x30}));
+
+	Resolver r2;
+	r2.add_def(0, 10, sid(1, 0), 0, {0x11});	/* another stack at index 0 */
+	r2.finish();
+	std::string why = r2.add_snapshot(0, s);
+	EXPECT_NE(why.find("another boot"), std::string::npos) << why;
+	/* nothing was added */
+	EXPECT_EQ(r2.kernel(0, 20, sid(1, 1)).status, Status::UNRESOLVED);
+}
