@@ -482,7 +482,12 @@ static void fsm_reap_dead(void)
 		xa_erase(&fsm_insts, idx);
 		list_add_tail(&inst->reap, &reap);
 	}
-	/* The kernel disabled our event before the rmdir; be sure anyway. */
+	/*
+	 * The kernel disabled our event before the rmdir; be sure anyway.
+	 * Trigger-path sources of a removed instance were unlinked by the
+	 * clear_event_triggers() hook (trigger.c) before its files went:
+	 * detaching them here touches no event file and needs no event_mutex.
+	 */
 	list_for_each_entry(inst, &reap, reap) {
 		struct fsm_src *src;
 
@@ -866,6 +871,7 @@ static void fsm_tracing_teardown(void)
 	 * freed. Unregistering the notifier first left a window in which
 	 * tracepoint_probe_unregister() ran on a freed tracepoint.
 	 */
+	fsm_event_lock();	/* trigger-path sources: their data leave */
 	mutex_lock(&fsm_mutex);
 	xa_for_each(&fsm_insts, idx, inst) {
 		struct fsm_src *src;
@@ -877,6 +883,9 @@ static void fsm_tracing_teardown(void)
 		list_add_tail(&inst->reap, &reap);
 	}
 	mutex_unlock(&fsm_mutex);
+	fsm_event_unlock();
+	/* no source is linked: the removal hooks can go */
+	fsm_srctrig_exit();
 	/* detached sources are never touched again (only freed) */
 	fsm_sources_exit();
 
@@ -930,6 +939,7 @@ int fsm_tracing_init(void)
 	ret = fsm_sources_init();
 	if (ret)
 		goto fail;
+	fsm_srctrig_init();	/* before any source is resolved */
 
 	/* The top level: default sources must all resolve (param check). */
 	mutex_lock(&fsm_mutex);
