@@ -618,10 +618,13 @@ static u64 fsm_src_sum(struct fsm_src *src, size_t off)
 
 /*
  * The per-source section, last: one line per chosen source event,
- * "source SYS:EV: hits=H filtered=F records=R drops=D" (hits: source
- * records kept; filtered: discarded by the event's filter, soft disable
- * or pid filter; records: id records written for it; drops: hits that
- * wrote none). Counts since the source was chosen.
+ * "source SYS:EV: hits=H filtered=F records=R drops=D no_verdict=N"
+ * (hits: source records kept; filtered: discarded by the event's filter,
+ * soft disable or pid filter; records: id records written for it; drops:
+ * hits that wrote none; no_verdict: records judged whose post call found
+ * no verdict, e.g. a uprobe task preempted in between: no id record).
+ * Counts since the source was chosen; the tracepoint-probe path (no
+ * trigger layouts) counts hits, records and drops only.
  * Context: task; takes fsm_mutex (sources are freed only after they left
  * the list under it).
  */
@@ -630,11 +633,16 @@ static void fsm_stat_sources(struct seq_file *m, struct fsm_inst *inst)
 	struct fsm_src *src;
 
 	mutex_lock(&fsm_mutex);
-	list_for_each_entry(src, &inst->sources, list)
-		seq_printf(m, "source %s: hits=%llu filtered=%llu records=%llu drops=%llu\n",
-			   src->name, FSM_SRC_PCPU(src, hits),
-			   FSM_SRC_PCPU(src, filtered),
-			   FSM_SRC_PCPU(src, records), FSM_SRC_PCPU(src, drops));
+	list_for_each_entry(src, &inst->sources, list) {
+		u64 hits = FSM_SRC_PCPU(src, hits);
+		u64 filtered = FSM_SRC_PCPU(src, filtered);
+		u64 judged = FSM_SRC_PCPU(src, judged);
+
+		seq_printf(m, "source %s: hits=%llu filtered=%llu records=%llu drops=%llu no_verdict=%llu\n",
+			   src->name, hits, filtered, FSM_SRC_PCPU(src, records),
+			   FSM_SRC_PCPU(src, drops),
+			   judged > hits + filtered ? judged - hits - filtered : 0);
+	}
 	mutex_unlock(&fsm_mutex);
 }
 

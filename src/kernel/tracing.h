@@ -158,6 +158,8 @@ struct fsm_src_pcpu {
 				 * disable, pid filter): nothing written */
 	local64_t records;	/* stack id records written for it */
 	local64_t drops;	/* hits that wrote no id record */
+	local64_t judged;	/* records judged before the commit: those
+				 * not hits nor filtered had no verdict */
 };
 
 /* struct fsm_inst.defaults_state */

@@ -1120,6 +1120,7 @@ static void notrace fsm_srct_judge(struct fsm_kl_trigger_data *data,
 
 	if (!rec)	/* an unconditional call (another trigger's soft mode) */
 		return;
+	local64_inc(&this_cpu_ptr(st->src->pc)->judged);
 	/* linked: the file is alive, and it is the one calling us */
 	fsm_verdict_judge(&fsm_src_verdicts, (unsigned long)st, st->src->file,
 			  true, rec);
