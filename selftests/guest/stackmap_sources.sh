@@ -180,17 +180,22 @@ mkdir "$T/instances/sf"
 F=$T/instances/sf
 echo 0 >"$F/tracing_on"
 echo 8192 >"$F/buffer_size_kb"
+# The event is enabled only while tracing is on: with tracing off, a
+# filtered event's records still reach the filter and the triggers (the
+# kernel's per-CPU buffered event), and both its record and ours go
+# nowhere: the counters would count hits the trace cannot show.
 echo 'prev_pid == 0' >"$F/$SW/filter"
-echo 1 >"$F/$SW/enable"
 echo sched:sched_switch >"$F/stack_map_events"
 echo 1 >"$F/options/stackmap"
 echo >"$F/trace"
 echo 1 >"$F/tracing_on"
+echo 1 >"$F/$SW/enable"
 workload 10
 echo 'prev_pid != 0' >"$F/$SW/filter"
 workload 10
 echo 0 >"$F/$SW/filter"
 workload 5
+echo 0 >"$F/$SW/enable"
 echo 0 >"$F/tracing_on"
 save "$F" sf
 tlater "filter pairs $TMPD/sf sched_switch $TMPD/kallsyms alone"
@@ -214,12 +219,13 @@ echo syscalls:sys_enter_openat >"$F/stack_map_events"
 (while :; do exec 3</proc/version; exec 3<&-; done) &
 lp=$!
 echo "$lp" >"$F/set_event_pid"
-echo 1 >"$F/$OPEN/enable"
 echo >"$F/trace"
 echo 1 >"$F/tracing_on"
+echo 1 >"$F/$OPEN/enable"
 workload 10
 kill "$lp"
 wait "$lp" 2>/dev/null
+echo 0 >"$F/$OPEN/enable"
 echo 0 >"$F/tracing_on"
 save "$F" sp
 tlater "pidfilter pairs $TMPD/sp sys_openat $TMPD/kallsyms alone"

@@ -293,6 +293,7 @@ static bool notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 	struct fsm_insert_result res;
 	unsigned int nr, skip, n;
 	u32 epoch, flags = 0, id;
+	bool wrote = false;
 	u64 cookie;
 	int ret;
 
@@ -330,6 +331,7 @@ static bool notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 		return false;
 	}
 	fsm_count(&pc->records);
+	wrote = true;
 	if (!(res.flags & FSM_INSERT_FIRST_EMIT))
 		return true;
 	/*
@@ -351,7 +353,7 @@ inline_lost:
 	 * the map, no ordering needed.
 	 */
 	atomic_cmpxchg(&inst->epoch, epoch, epoch + 1 ? epoch + 1 : 1);
-	return true;	/* the id record went in */
+	return wrote;	/* the id record went in, its stack_def did not */
 }
 
 /*

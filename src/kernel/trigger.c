@@ -338,6 +338,23 @@ static unsigned long notrace fsm_trig_csw(struct task_struct *task)
 }
 
 /*
+ * The kernel's temp_buffer (kernel/trace/trace.c): with trigger data that
+ * needs the record (ours), trace_event_buffer_lock_reserve() falls back to
+ * it when the instance's ring buffer refuses the reservation (tracing_on
+ * is 0, the buffer is full in non-overwrite mode, recursion): the record
+ * is then given to the triggers and recorded nowhere. Such a record is
+ * judged "not kept": no id record may follow a record that is not there.
+ * NULL when the symbol is not found (then such hits write an id record
+ * whose source record is missing; said at load).
+ */
+static struct trace_buffer **fsm_k_temp_buffer;
+
+static bool notrace fsm_trig_temp_buffer(struct trace_buffer *buffer)
+{
+	return fsm_k_temp_buffer && buffer == READ_ONCE(*fsm_k_temp_buffer);
+}
+
+/*
  * Judge @rec for the owner @me (a struct fsm_trig or struct fsm_srct,
  * 8-aligned) in @slots: the companion's half of "The verdict" above.
  * @will_post: the post call will come for this hit (else clear the slot).
@@ -346,7 +363,8 @@ static unsigned long notrace fsm_trig_csw(struct task_struct *task)
 static void notrace fsm_verdict_judge(struct fsm_verdict_slots __percpu *slots,
 				      unsigned long me,
 				      struct trace_event_file *file,
-				      bool will_post, void *rec)
+				      bool will_post, void *rec,
+				      struct trace_buffer *buffer)
 {
 	struct fsm_trig_verdict *v;
 	unsigned long tag;
@@ -365,7 +383,8 @@ static void notrace fsm_verdict_judge(struct fsm_verdict_slots __percpu *slots,
 			v->csw = fsm_trig_csw(current);
 			fsm_trig_snap_take(file, &v->snap);
 			tag = me;
-			if (fsm_trig_keep(&v->snap, rec))
+			if (fsm_trig_keep(&v->snap, rec) &&
+			    !fsm_trig_temp_buffer(buffer))
 				tag |= FSM_TRIG_KEEP;
 		}
 		barrier();
@@ -439,7 +458,7 @@ static void notrace fsm_trig_judge(struct fsm_kl_trigger_data *data,
 	if (!rec)	/* an unconditional call: no record to judge */
 		return;
 	fsm_verdict_judge(&fsm_verdicts, (unsigned long)t, t->file,
-			  fsm_trig_will_post(t->data, rec), rec);
+			  fsm_trig_will_post(t->data, rec), rec, buffer);
 }
 
 /*
@@ -871,6 +890,15 @@ fail:
 	return ret;
 }
 
+static void fsm_trig_resolve_temp_buffer(void)
+{
+	if (fsm_k_temp_buffer)
+		return;
+	fsm_k_temp_buffer = fsm_compat_ksym("temp_buffer", false);
+	if (!fsm_k_temp_buffer)
+		pr_warn("kallsyms: no temp_buffer: a record made while tracing is off may still get an id record\n");
+}
+
 /* Resolve and check everything. Return: NULL, or why not (for dmesg). */
 static const char *fsm_trig_resolve(void)
 {
@@ -895,6 +923,7 @@ static const char *fsm_trig_resolve(void)
 	fsm_k_event_mutex = fsm_compat_ksym("event_mutex", false);
 	fsm_k_st = fsm_compat_ksym("trigger_stacktrace_cmd", false);
 	fsm_k_find_event_file = fsm_compat_ksym("find_event_file", true);
+	fsm_trig_resolve_temp_buffer();
 	if (!fsm_k_commands || !fsm_k_cmd_mutex || !fsm_k_event_mutex ||
 	    !fsm_k_st || !fsm_k_find_event_file)
 		return "kallsyms: trigger_commands, trigger_cmd_mutex, event_mutex, trigger_stacktrace_cmd or find_event_file not found";
@@ -1123,7 +1152,7 @@ static void notrace fsm_srct_judge(struct fsm_kl_trigger_data *data,
 	local64_inc(&this_cpu_ptr(st->src->pc)->judged);
 	/* linked: the file is alive, and it is the one calling us */
 	fsm_verdict_judge(&fsm_src_verdicts, (unsigned long)st, st->src->file,
-			  true, rec);
+			  true, rec, buffer);
 }
 
 /*
@@ -1452,6 +1481,7 @@ static const char *fsm_srct_resolve(void)
 	fsm_k_cmd_mutex = fsm_compat_ksym("trigger_cmd_mutex", false);
 	fsm_k_event_mutex = fsm_compat_ksym("event_mutex", false);
 	fsm_k_update_cond = fsm_compat_ksym("update_cond_flag", true);
+	fsm_trig_resolve_temp_buffer();
 	if (!fsm_k_commands || !fsm_k_cmd_mutex || !fsm_k_event_mutex ||
 	    !fsm_k_update_cond)
 		return "kallsyms: trigger_commands, trigger_cmd_mutex, event_mutex or update_cond_flag not found";
