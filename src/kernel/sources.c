@@ -12,12 +12,16 @@
  * written (like set_event: an event that appears later, e.g. with a module,
  * is not added by an earlier "sys:*").
  *
- * Only events with a tracepoint qualify (TRACE_EVENT_FL_TRACEPOINT):
- * syscalls, kprobes, uprobes, synthetic and other dynamic events have none
- * and are refused (-EINVAL) when named, skipped by wildcards. The module's
- * own events are refused too. Filters of a source event are not evaluated:
- * a source event record discarded by its filter still gets a stack_id
- * record.
+ * Every event type qualifies (issue 9 item 1) when sources go through
+ * trigger data (trigger.c, "Sources through hidden trigger data"):
+ * tracepoint, syscall, kprobe/kretprobe, uprobe, synthetic and eprobe
+ * events, as they all commit through trace_event_buffer_commit(); the
+ * event's filter, soft disable and pid filter decide, record by record,
+ * whether an id record follows (item 2). Refused (-EINVAL when named,
+ * skipped by wildcards): ftrace's own events (IGNORE_ENABLE) and this
+ * module's events. Without the trigger layouts or the removal hooks,
+ * sources fall back to a tracepoint probe: tracepoint events only, filters
+ * not seen (the old path, events.c fsm_probe()).
  *
  * Resolution never takes a reference on the instance: trace_get_event_file()
  * would (a trace_array reference), and a concurrent rmdir of the instance
@@ -27,11 +31,18 @@
  * (fsm_compat_event_file_lock()): a removal waits for it.
  *
  * A resolved source keeps a pointer to the event's trace_event_file in the
- * instance (not a reference: that would block rmdir). It stays valid while
- * the instance lives (our probes are detached, by the kernel's UNREGISTER,
- * before an instance's files are freed) and while the event's module lives:
- * a module notifier running before the trace events' own drops the sources
- * of a module that goes away.
+ * instance (not a reference: that would block rmdir, and a dynamic event's
+ * removal). It is dereferenced only while valid:
+ * - the instance: the clear_event_triggers() hook (trigger.c) unlinks the
+ *   trigger data of its sources and marks them gone before rmdir frees
+ *   the files (the tracepoint path: our probes are detached by the
+ *   kernel's UNREGISTER first);
+ * - a dynamic event: the trace_remove_event_call() hook unlinks them
+ *   before the files are freed and marks them gone once the removal
+ *   succeeded; fsm_sources_gone_fn() then drops them with a dmesg line;
+ * - a module's event: a module notifier running before the trace events'
+ *   own drops the sources of a module that goes away.
+ * A gone source is never linked again, and its file pointer only compared.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -154,12 +154,12 @@ struct fsm_src {
 /* Per-CPU counters of one source event (stack_map_stat, "source ..."). */
 struct fsm_src_pcpu {
 	local64_t hits;		/* source records kept: a stack was due */
-	local64_t filtered;	/* source records discarded (filter, soft
-				 * disable, pid filter): nothing written */
+	/* source records discarded (filter, soft disable): nothing written */
+	local64_t filtered;
 	local64_t records;	/* stack id records written for it */
 	local64_t drops;	/* hits that wrote no id record */
-	local64_t judged;	/* records judged before the commit: those
-				 * not hits nor filtered had no verdict */
+	/* records judged before the commit; not hits nor filtered: no verdict */
+	local64_t judged;
 };
 
 /* struct fsm_inst.defaults_state */
