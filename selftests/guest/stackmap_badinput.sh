@@ -27,9 +27,14 @@ for D in "$T" "$T/instances/bad"; do
 	check_fail "$L stack_map_events: lone !" wr "$E" $'!\n'
 	check_fail "$L stack_map_events: unknown event without newline" wr "$E" "sched:nosuch"
 	check_fail "$L stack_map_events: own event refused" wr "$E" "stackmap:stack_id"
-	if [ -d "$D/events/syscalls" ]; then
-		check_fail "$L stack_map_events: syscall event refused (no tracepoint)" \
-			wr "$E" "syscalls:sys_enter_openat"
+	# every event type can be a source now (issue 9 item 1), but not
+	# ftrace's own events (no triggers: IGNORE_ENABLE)
+	if [ -d "$D/events/ftrace/function" ]; then
+		kmsg_mark
+		check_fail "$L stack_map_events: ftrace:function refused" \
+			wr "$E" "ftrace:function"
+		check_eq "$L stack_map_events: one dmesg line for it" \
+			"$(kmsg_since | count_ours)" 1
 	fi
 	check_fail "$L stack_map_events: binary garbage" \
 		eval "head -c 200 /dev/urandom > $E"

@@ -21,7 +21,9 @@ Reads check lines on stdin, like fsm_check.py ("LABEL CHECK ARG..."):
       "missing=N", up to N SRC records may have no id record (hits the
       trigger found no verdict for: trigger_no_verdict, e.g. a uprobe task
       preempted between the companion and the post trigger); never more
-      than one.
+      than one. With "cut", the last record of a CPU file may have no id
+      record when nothing follows it: tracing_on=0 came between it and its
+      id record (counted and printed).
   count DIR SRC N
       exactly N stack id records in DIR, and more than N SRC records.
 """
@@ -151,7 +153,8 @@ def cmd_pairs(c, d, src, ksymf, *opts):
     orphans = []
     filt = [o[7:].split("=", 1) for o in opts if o.startswith("filter=")]
     missing = sum(int(o[8:]) for o in opts if o.startswith("missing="))
-    nmiss = 0
+    cut = "cut" in opts
+    nmiss = ncut = 0
     files = cpu_files(d)
     ksyms = load_ksyms(ksymf)
     defs = defs_of(files)
@@ -183,6 +186,9 @@ def cmd_pairs(c, d, src, ksymf, *opts):
             want = 1
             if filt and field(recs[i][1], filt[0][0]) != filt[0][1]:
                 want = 0
+            if cut and want and not ids and end == len(recs):
+                ncut += 1
+                continue
             if want and not ids and nmiss < missing:
                 nmiss += 1
                 continue
@@ -236,7 +242,8 @@ def cmd_pairs(c, d, src, ksymf, *opts):
     c.diag("%s: %d source records, %d with an id record, %d stacks compared"
            % (d, nsrc, nid, ncmp) +
            (", %d without one (of %d no-verdict hits)" % (nmiss, missing)
-            if missing else ""))
+            if missing else "") +
+           (", %d cut by the window's end" % ncut if ncut else ""))
     if filt:
         c.ok("the filter kept some records and refused others",
              0 < nid < nsrc, "%d of %d kept" % (nid, nsrc))

@@ -285,7 +285,7 @@ static __always_inline void fsm_count(local64_t *c)
  * FSM_CAPTURE_DEPTH buffer reserved for this context level on this CPU.
  * Context: as fsm_record_event().
  */
-static void notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
+static bool notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 				     struct trace_event_file *file,
 				     struct fsm_map *map, struct fsm_inst_pcpu *pc,
 				     unsigned long *ips, bool user)
@@ -293,6 +293,7 @@ static void notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 	struct fsm_insert_result res;
 	unsigned int nr, skip, n;
 	u32 epoch, flags = 0, id;
+	bool wrote = false;
 	u64 cookie;
 	int ret;
 
@@ -315,11 +316,11 @@ static void notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 		/* No id: the record carries the whole stack, never lost. */
 		if (!fsm_emit_fallback(file, flags, -ret, cookie, &ips[skip], n)) {
 			fsm_count(&pc->lost);
-			return;
+			return false;
 		}
 		fsm_count(&pc->records);
 		fsm_count(&pc->fallbacks);
-		return;
+		return true;
 	}
 
 	id = FSM_SID_MAKE(res.generation, res.id);
@@ -327,11 +328,12 @@ static void notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 		fsm_count(&pc->lost);
 		if (res.flags & FSM_INSERT_FIRST_EMIT)
 			goto inline_lost;
-		return;
+		return false;
 	}
 	fsm_count(&pc->records);
+	wrote = true;
 	if (!(res.flags & FSM_INSERT_FIRST_EMIT))
-		return;
+		return true;
 	/*
 	 * First use of the id in this recording: its stack follows the id
 	 * record, in a record of its own.
@@ -340,7 +342,7 @@ static void notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 		flags |= FSM_SID_F_NEW;
 	if (fsm_emit_def(file, id, flags, &ips[skip], n)) {
 		fsm_count(&pc->inline_emits);
-		return;
+		return true;
 	}
 inline_lost:
 	fsm_count(&pc->inline_lost);
@@ -351,6 +353,7 @@ inline_lost:
 	 * the map, no ordering needed.
 	 */
 	atomic_cmpxchg(&inst->epoch, epoch, epoch + 1 ? epoch + 1 : 1);
+	return wrote;	/* the id record went in, its stack_def did not */
 }
 
 /*
@@ -360,11 +363,11 @@ inline_lost:
  * position on the CPU, so a missing record would pair this event with the
  * next event's stack. Context: as fsm_record_event().
  */
-static void notrace fsm_record_nested(struct trace_event_file *file,
+static bool notrace fsm_record_nested(struct trace_event_file *file,
 				      struct fsm_inst_pcpu *pc)
 {
 	fsm_count(&pc->nested);
-	fsm_emit_fallback(file, 0, FSM_SID_REASON_NESTED, 0, NULL, 0);
+	return fsm_emit_fallback(file, 0, FSM_SID_REASON_NESTED, 0, NULL, 0);
 }
 
 /**
@@ -381,9 +384,10 @@ static void notrace fsm_record_nested(struct trace_event_file *file,
  *
  * Context: any (task, softirq, irq, NMI) with preemption disabled. No lock,
  * no allocation, bounded. Every request that does not produce a record is
- * counted.
+ * counted. Return: an id record (stack_id, stack_id_user or
+ * stack_fallback) was written.
  */
-void notrace fsm_record_event(struct fsm_inst *inst, struct fsm_src *src)
+bool notrace fsm_record_event(struct fsm_inst *inst, struct fsm_src *src)
 {
 	/*
 	 * inst->file and inst->map are written before the probe is
@@ -393,7 +397,7 @@ void notrace fsm_record_event(struct fsm_inst *inst, struct fsm_src *src)
 	 * files only after tracepoint_synchronize_unregister(), which waits
 	 * for this preemption-disabled section.
 	 */
-	fsm_record_event_to(inst, READ_ONCE(inst->file), src, true);
+	return fsm_record_event_to(inst, READ_ONCE(inst->file), src, true);
 }
 
 /**
@@ -407,22 +411,23 @@ void notrace fsm_record_event(struct fsm_inst *inst, struct fsm_src *src)
  * For attach paths that write whether or not stackmap:stack_id is enabled
  * in the instance (the stackmap trigger, trigger.c). @inst's map must have
  * been published (smp_store_release()) before this can be called.
- * Context: as fsm_record_event().
+ * Context: as fsm_record_event(). Return: as fsm_record_event().
  */
-void notrace fsm_record_event_to(struct fsm_inst *inst,
+bool notrace fsm_record_event_to(struct fsm_inst *inst,
 				 struct trace_event_file *file,
 				 struct fsm_src *src, bool user)
 {
 	struct fsm_inst_pcpu *pc;
 	struct fsm_kstacks *ks;
 	struct fsm_map *map;
+	bool done;
 	int level;
 
 	map = READ_ONCE(inst->map);
 	if (unlikely(!file || !map))
-		return;
+		return false;
 	if (trace_trigger_soft_disabled(file))
-		return;
+		return false;
 
 	pc = this_cpu_ptr(inst->pcpu);
 	/*
@@ -437,12 +442,13 @@ void notrace fsm_record_event_to(struct fsm_inst *inst,
 	level = __this_cpu_inc_return(fsm_kstacks->reserve) - 1;
 	barrier();
 	if (likely(level < FSM_KSTACK_NESTING))
-		fsm_record_stack(src, inst, file, map, pc, ks->stacks[level].ips,
-				 user);
+		done = fsm_record_stack(src, inst, file, map, pc,
+					ks->stacks[level].ips, user);
 	else
-		fsm_record_nested(file, pc);
+		done = fsm_record_nested(file, pc);
 	barrier();
 	__this_cpu_dec(fsm_kstacks->reserve);
+	return done;
 }
 
 /*
@@ -461,15 +467,23 @@ static void notrace fsm_probe(void *data)
 	if (!(sflags & EVENT_FILE_FL_ENABLED) ||
 	    (sflags & EVENT_FILE_FL_SOFT_DISABLED))
 		return;
-	fsm_record_event(src->inst, src);
+	/* this path does not see the event's filter: no "filtered" count */
+	local64_inc(&this_cpu_ptr(src->pc)->hits);
+	if (fsm_record_event(src->inst, src))
+		local64_inc(&this_cpu_ptr(src->pc)->records);
+	else
+		local64_inc(&this_cpu_ptr(src->pc)->drops);
 }
 
 /**
- * fsm_src_attach_locked - attach the probe to a source event's tracepoint.
+ * fsm_src_attach_locked - attach a source: its hidden trigger data pair
+ * (trigger path, trigger.c) or its tracepoint probe.
  * @src: source of an instance that is recording
  *
- * Context: task, fsm_mutex held.
- * Return: 0 or the error of tracepoint_probe_register_prio().
+ * Context: task, fsm_mutex held; event_mutex too for the trigger path
+ * (fsm_event_lock(), or the kernel's .reg callback).
+ * Return: 0, -ENODEV (the event is gone), or the error of
+ * tracepoint_probe_register_prio().
  */
 int fsm_src_attach_locked(struct fsm_src *src)
 {
@@ -478,6 +492,12 @@ int fsm_src_attach_locked(struct fsm_src *src)
 	lockdep_assert_held(&fsm_mutex);
 	if (src->attached)
 		return 0;
+	if (src->trig) {
+		ret = fsm_srctrig_link(src);
+		if (!ret)
+			src->attached = true;
+		return ret;
+	}
 	ret = tracepoint_probe_register_prio(src->tp, (void *)fsm_probe, src,
 					     FSM_PROBE_PRIO);
 	if (ret) {
@@ -502,8 +522,12 @@ void fsm_src_detach_locked(struct fsm_src *src)
 	lockdep_assert_held(&fsm_mutex);
 	if (!src->attached)
 		return;
-	WARN_ON_ONCE(tracepoint_probe_unregister(src->tp, (void *)fsm_probe, src));
 	src->attached = false;
+	if (src->trig) {
+		fsm_srctrig_unlink(src);
+		return;
+	}
+	WARN_ON_ONCE(tracepoint_probe_unregister(src->tp, (void *)fsm_probe, src));
 }
 
 static void fsm_detach_all_locked(struct fsm_inst *inst)

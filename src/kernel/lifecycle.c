@@ -220,6 +220,9 @@ static void fsm_reap_dead(void)
 	}
 	/*
 	 * The kernel disabled our event before the rmdir; be sure anyway.
+	 * Trigger-path sources of a removed instance were unlinked by the
+	 * clear_event_triggers() hook (trigger.c) before its files went:
+	 * detaching them here touches no event file and needs no event_mutex.
 	 * A dead instance takes no new source (fsm_sources_update() checks
 	 * fsm_inst_alive() under fsm_mutex).
 	 */
@@ -691,6 +694,7 @@ void fsm_lifecycle_stop(void)
 	cancel_delayed_work_sync(&fsm_retry_work);
 	cancel_work_sync(&fsm_sync_work);
 
+	fsm_event_lock();	/* trigger-path sources: their data leave */
 	mutex_lock(&fsm_mutex);
 	xa_for_each(&fsm_insts, idx, inst) {
 		struct fsm_src *src;
@@ -702,6 +706,7 @@ void fsm_lifecycle_stop(void)
 		list_add_tail(&inst->reap, &fsm_exit_reap);
 	}
 	mutex_unlock(&fsm_mutex);
+	fsm_event_unlock();
 }
 
 /**

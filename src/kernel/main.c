@@ -224,7 +224,8 @@ static int __init fsm_init(void)
 	/*
 	 * The tracing side, in dependency order: compat (kernel symbols),
 	 * nodes, the top level instance and "instances", our trace events,
-	 * the source events' module notifier, then instances are followed
+	 * the source events' module notifier and the trigger-path sources'
+	 * removal hooks, then instances are followed
 	 * (the top level's events= sources and nodes, the watch). A trigger
 	 * that cannot be registered is not a load failure.
 	 */
@@ -236,8 +237,10 @@ static int __init fsm_init(void)
 		ret = fsm_events_init();
 	if (!ret)
 		ret = fsm_sources_init();
-	if (!ret)
+	if (!ret) {
+		fsm_srctrig_init();	/* before any source is resolved */
 		ret = fsm_lifecycle_start();
+	}
 	if (ret) {
 		fsm_teardown();
 		return ret;
@@ -256,6 +259,7 @@ static void fsm_teardown(void)
 {
 	fsm_trigger_exit();	/* triggers first: they reach every instance */
 	fsm_lifecycle_stop();	/* no instance made or reaped; probes detached */
+	fsm_srctrig_exit();	/* no source is linked: the removal hooks go */
 	fsm_sources_exit();	/* the module notifier */
 	fsm_lifecycle_exit();	/* instances freed, nodes removed */
 	fsm_events_exit();

@@ -603,6 +603,49 @@ static u64 fsm_pcpu_sum(struct fsm_inst *inst, size_t off)
 #define FSM_PCPU(inst, field) \
 	fsm_pcpu_sum(inst, offsetof(struct fsm_inst_pcpu, field))
 
+static u64 fsm_src_sum(struct fsm_src *src, size_t off)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += local64_read((local64_t *)((char *)per_cpu_ptr(src->pc, cpu) + off));
+	return sum;
+}
+
+#define FSM_SRC_PCPU(src, field) \
+	fsm_src_sum(src, offsetof(struct fsm_src_pcpu, field))
+
+/*
+ * The per-source section, last: one line per chosen source event,
+ * "source SYS:EV: hits=H filtered=F records=R drops=D no_verdict=N"
+ * (hits: source records kept; filtered: discarded by the event's filter,
+ * soft disable or pid filter; records: id records written for it; drops:
+ * hits that wrote none; no_verdict: records judged whose post call found
+ * no verdict, e.g. a uprobe task preempted in between: no id record).
+ * Counts since the source was chosen; the tracepoint-probe path (no
+ * trigger layouts) counts hits, records and drops only.
+ * Context: task; takes fsm_mutex (sources are freed only after they left
+ * the list under it).
+ */
+static void fsm_stat_sources(struct seq_file *m, struct fsm_inst *inst)
+{
+	struct fsm_src *src;
+
+	mutex_lock(&fsm_mutex);
+	list_for_each_entry(src, &inst->sources, list) {
+		u64 hits = FSM_SRC_PCPU(src, hits);
+		u64 filtered = FSM_SRC_PCPU(src, filtered);
+		u64 judged = FSM_SRC_PCPU(src, judged);
+
+		seq_printf(m, "source %s: hits=%llu filtered=%llu records=%llu drops=%llu no_verdict=%llu\n",
+			   src->name, hits, filtered, FSM_SRC_PCPU(src, records),
+			   FSM_SRC_PCPU(src, drops),
+			   judged > hits + filtered ? judged - hits - filtered : 0);
+	}
+	mutex_unlock(&fsm_mutex);
+}
+
 static int fsm_stat_show(struct seq_file *m, void *v)
 {
 	struct fsm_inst *inst = m->private;
@@ -674,6 +717,7 @@ static int fsm_stat_show(struct seq_file *m, void *v)
 		   FSM_PCPU(inst, trig_no_verdict));
 	fsm_ustack_stat_show(m, inst);	/* user stacks (ustack.c) */
 	fsm_fileid_stat_show(m);	/* the file table (fileid.c) */
+	fsm_stat_sources(m, inst);
 	return 0;
 }
 

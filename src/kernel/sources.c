@@ -12,12 +12,16 @@
  * written (like set_event: an event that appears later, e.g. with a module,
  * is not added by an earlier "sys:*").
  *
- * Only events with a tracepoint qualify (TRACE_EVENT_FL_TRACEPOINT):
- * syscalls, kprobes, uprobes, synthetic and other dynamic events have none
- * and are refused (-EINVAL) when named, skipped by wildcards. The module's
- * own events are refused too. Filters of a source event are not evaluated:
- * a source event record discarded by its filter still gets a stack_id
- * record.
+ * Every event type qualifies (issue 9 item 1) when sources go through
+ * trigger data (trigger.c, "Sources through hidden trigger data"):
+ * tracepoint, syscall, kprobe/kretprobe, uprobe, synthetic and eprobe
+ * events, as they all commit through trace_event_buffer_commit(); the
+ * event's filter, soft disable and pid filter decide, record by record,
+ * whether an id record follows (item 2). Refused (-EINVAL when named,
+ * skipped by wildcards): ftrace's own events (IGNORE_ENABLE) and this
+ * module's events. Without the trigger layouts or the removal hooks,
+ * sources fall back to a tracepoint probe: tracepoint events only, filters
+ * not seen (the old path, events.c fsm_probe()).
  *
  * Resolution never takes a reference on the instance: trace_get_event_file()
  * would (a trace_array reference), and a concurrent rmdir of the instance
@@ -27,11 +31,18 @@
  * (fsm_compat_event_file_lock()): a removal waits for it.
  *
  * A resolved source keeps a pointer to the event's trace_event_file in the
- * instance (not a reference: that would block rmdir). It stays valid while
- * the instance lives (our probes are detached, by the kernel's UNREGISTER,
- * before an instance's files are freed) and while the event's module lives:
- * a module notifier running before the trace events' own drops the sources
- * of a module that goes away.
+ * instance (not a reference: that would block rmdir, and a dynamic event's
+ * removal). It is dereferenced only while valid:
+ * - the instance: the clear_event_triggers() hook (trigger.c) unlinks the
+ *   trigger data of its sources and marks them gone before rmdir frees
+ *   the files (the tracepoint path: our probes are detached by the
+ *   kernel's UNREGISTER first);
+ * - a dynamic event: the trace_remove_event_call() hook unlinks them
+ *   before the files are freed and marks them gone once the removal
+ *   succeeded; fsm_sources_gone_fn() then drops them with a dmesg line;
+ * - a module's event: a module notifier running before the trace events'
+ *   own drops the sources of a module that goes away.
+ * A gone source is never linked again, and its file pointer only compared.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -39,11 +50,13 @@
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/notifier.h>
+#include <linux/rculist.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/trace_events.h>
 #include <linux/tracepoint.h>
+#include <linux/workqueue.h>
 
 #include "compat.h"
 #include "tracing.h"
@@ -131,8 +144,18 @@ static bool fsm_src_match(const struct fsm_tok *t, const struct fsm_src *src)
  * is taken inside it, and it is taken in the event directory's inode lock
  * (resolution) and inside fsm_mutex (notifier, entry).
  */
-static DEFINE_SPINLOCK(fsm_src_pending_lock);
+DEFINE_SPINLOCK(fsm_src_pending_lock);
 static LIST_HEAD(fsm_src_pending);
+/*
+ * Every source of the trigger path from its resolution to its free
+ * (src->all; written under fsm_src_pending_lock, read under RCU): the
+ * removal hooks of trigger.c look up the sources of a removed dynamic
+ * event or instance there, from an int3 handler (NMI-like: no lock). A
+ * source is added while the event directory's inode lock is held (the
+ * event cannot be removed before it is on the list) and removed only
+ * when freed, one grace period before its memory goes.
+ */
+LIST_HEAD(fsm_src_all);
 
 /* A reference on @mod for @src, pending until entered. Return: taken. */
 static bool fsm_src_modref_get(struct fsm_src *src, struct module *mod)
@@ -175,10 +198,28 @@ void fsm_sources_free(struct list_head *list)
 {
 	struct fsm_src *src, *tmp;
 
+	bool on_all = false;
+
+	/*
+	 * Off fsm_src_all first, then one grace period: the removal hooks
+	 * (trigger.c) read that list under rcu_read_lock() only.
+	 */
+	spin_lock(&fsm_src_pending_lock);
+	list_for_each_entry(src, list, list) {
+		if (list_empty(&src->all))
+			continue;
+		list_del_rcu(&src->all);
+		on_all = true;
+	}
+	spin_unlock(&fsm_src_pending_lock);
+	if (on_all)
+		synchronize_rcu();
 	list_for_each_entry_safe(src, tmp, list, list) {
 		WARN_ON_ONCE(src->attached);
 		list_del(&src->list);
 		fsm_src_unpend(src);
+		fsm_srctrig_free(src);
+		free_percpu(src->pc);
 		kfree(src);
 	}
 }
@@ -205,8 +246,15 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 	if (!src)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&src->pending);
+	INIT_LIST_HEAD(&src->all);
+	src->pc = alloc_percpu(struct fsm_src_pcpu);
+	if (!src->pc) {
+		kfree(src);
+		return -ENOMEM;
+	}
 	file = fsm_compat_event_file_lock(inst->dir, sys, ev, &evdir);
 	if (!file) {
+		free_percpu(src->pc);
 		kfree(src);
 		if (named)
 			fsm_warn(who, "unknown event %.64s:%.64s (%s)\n", sys, ev,
@@ -219,11 +267,19 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 		ret = -ENODEV;		/* instance removed (or replaced) */
 		goto out;
 	}
-	if (!(call->flags & TRACE_EVENT_FL_TRACEPOINT) ||
-	    (call->flags & TRACE_EVENT_FL_IGNORE_ENABLE)) {
+	/*
+	 * The trigger path takes every event that commits through
+	 * trace_event_buffer_commit(): tracepoint, syscall, kprobe, uprobe,
+	 * synthetic and eprobe events. Without it (no trigger layouts or
+	 * hooks), only tracepoint events. Never ftrace's own events
+	 * (IGNORE_ENABLE: function, print...), which have no triggers.
+	 */
+	if ((call->flags & TRACE_EVENT_FL_IGNORE_ENABLE) ||
+	    (!fsm_srctrig_on() && !(call->flags & TRACE_EVENT_FL_TRACEPOINT))) {
 		if (named)
-			fsm_warn(who, "%s:%s has no tracepoint (syscall, kprobe and dynamic events are not supported)\n",
-				 sys, ev);
+			fsm_warn(who, "%s:%s cannot be a source (%s)\n", sys, ev,
+				 fsm_srctrig_on() ? "an ftrace internal event" :
+				 "no tracepoint, and sources through triggers are not available");
 		ret = named ? -EINVAL : 0;
 		goto out;
 	}
@@ -239,7 +295,8 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 			goto out;	/* duplicate within the token */
 	}
 	/* the module notifier protects entered sources; until then, this */
-	if (call->module && !fsm_src_modref_get(src, call->module)) {
+	if (!(call->flags & TRACE_EVENT_FL_DYNAMIC) && call->module &&
+	    !fsm_src_modref_get(src, call->module)) {
 		if (named)
 			fsm_warn(who, "%s:%s: its module is going away\n",
 				 sys, ev);
@@ -250,18 +307,42 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 	sprintf(src->name, "%s:%s", sys, ev);
 	src->inst = inst;
 	src->file = file;
-	src->tp = call->tp;
-	src->mod = call->module;
+	src->call = call;
+	src->tr = file->tr;
 	src->type = call->event.type;
-	size = fsm_compat_symbol_size((unsigned long)call->tp->iterator, &start);
-	src->iter_start = start;
-	src->iter_size = size;
+	if (fsm_srctrig_on()) {
+		/* call->module is a refcount for dynamic events (a union) */
+		if (call->flags & TRACE_EVENT_FL_DYNAMIC)
+			src->mod = NULL;
+		else
+			src->mod = call->module;
+		ret = fsm_srctrig_prepare(src);
+		if (ret) {
+			fsm_src_unpend(src);
+			goto out;
+		}
+		/* inside the inode lock: the removal hooks see it from now */
+		spin_lock(&fsm_src_pending_lock);
+		list_add_tail_rcu(&src->all, &fsm_src_all);
+		spin_unlock(&fsm_src_pending_lock);
+	} else {
+		src->tp = call->tp;
+		src->mod = call->module;
+		size = fsm_compat_symbol_size((unsigned long)call->tp->iterator,
+					      &start);
+		src->iter_start = start;
+		src->iter_size = size;
+	}
 	list_add_tail(&src->list, out);
 	src = NULL;
 	ret = 1;
 out:
 	fsm_compat_event_file_unlock(evdir);
-	kfree(src);
+	if (src) {
+		fsm_srctrig_free(src);
+		free_percpu(src->pc);
+		kfree(src);
+	}
 	return ret;
 }
 
@@ -331,7 +412,7 @@ static int fsm_resolve_wild(struct fsm_inst *inst, struct fsm_tok *t,
 	if (ret)
 		return ret;
 	if (!found)
-		fsm_warn(who, "'%.64s' matches no event with a tracepoint (%s)\n",
+		fsm_warn(who, "'%.64s' matches no event that can be a source (%s)\n",
 			 t->text, fsm_inst_label(inst));
 	return found ? found : -EINVAL;
 }
@@ -395,9 +476,13 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 	for (i = 0; i < nr; i++) {
 		struct fsm_tok *t = &toks[i];
 
-		/* never entered: its module went (fsm_src_pending_lock) */
+		/*
+		 * never entered: its module went (fsm_src_pending_lock), or
+		 * the event or the instance was removed since its resolution
+		 * (gone: event_mutex, held here on the trigger path)
+		 */
 		list_for_each_entry_safe(src, tmp, &t->srcs, list)
-			if (src->mod_gone)
+			if (src->mod_gone || READ_ONCE(src->gone))
 				list_move_tail(&src->list, removed);
 		if (t->neg) {
 			list_for_each_entry_safe(cur, tmp, &inst->sources, list)
@@ -411,15 +496,17 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 		list_for_each_entry_safe(src, tmp, &t->srcs, list) {
 			bool dup = false;
 
+			/* a gone source's file may be a new event's address */
 			list_for_each_entry(cur, &inst->sources, list)
-				dup |= cur->file == src->file;
+				dup |= cur->file == src->file && !cur->gone;
 			list_for_each_entry(other, &chosen, list)
 				dup |= other->file == src->file;
 			if (dup)
 				continue;
 			/* re-adding one dropped earlier: take it back */
 			list_for_each_entry(cur, removed, list) {
-				if (cur->file == src->file) {
+				if (cur->file == src->file && !cur->gone &&
+				    !cur->mod_gone) {
 					list_move_tail(&cur->list, &inst->sources);
 					dup = true;
 					break;
@@ -541,6 +628,8 @@ int fsm_sources_update(struct fsm_inst *inst, const char *text,
 	if (ret)
 		goto out;
 
+	/* event_mutex: the trigger path links trigger data (tracing.h order) */
+	fsm_event_lock();
 	mutex_lock(&fsm_mutex);
 	if (!fsm_inst_alive(inst) || fsm_shutting_down)
 		ret = -ENODEV;
@@ -549,6 +638,7 @@ int fsm_sources_update(struct fsm_inst *inst, const char *text,
 	else
 		ret = fsm_sources_apply_locked(inst, toks, nr, mode, &removed);
 	mutex_unlock(&fsm_mutex);
+	fsm_event_unlock();
 
 	if (!list_empty(&removed)) {
 		/* detached: wait for probes still running on them */
@@ -695,6 +785,7 @@ static int fsm_module_notify(struct notifier_block *nb, unsigned long state,
 
 	if (state != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
+	fsm_event_lock();
 	mutex_lock(&fsm_mutex);
 	/* resolved, not entered: see fsm_src_pending_lock */
 	spin_lock(&fsm_src_pending_lock);
@@ -707,6 +798,10 @@ static int fsm_module_notify(struct notifier_block *nb, unsigned long state,
 			module_put(mod);
 		src->modref = false;
 	}
+	/* every source of the module: its files go (trigger path hooks) */
+	list_for_each_entry(src, &fsm_src_all, all)
+		if (src->mod == mod && !src->gone)
+			WRITE_ONCE(src->gone, FSM_SRC_GONE_MOD);
 	spin_unlock(&fsm_src_pending_lock);
 	xa_for_each(&fsm_insts, idx, inst) {
 		list_for_each_entry_safe(src, tmp, &inst->sources, list) {
@@ -719,11 +814,56 @@ static int fsm_module_notify(struct notifier_block *nb, unsigned long state,
 		}
 	}
 	mutex_unlock(&fsm_mutex);
+	fsm_event_unlock();
 	if (!list_empty(&removed)) {
 		tracepoint_synchronize_unregister();
 		fsm_sources_free(&removed);
 	}
 	return NOTIFY_DONE;
+}
+
+/*
+ * Sources whose dynamic event was removed (FSM_SRC_GONE_EVENT, set by the
+ * removal hook of trigger.c, which already took their trigger data off the
+ * event): drop them from their instance, one dmesg line each.
+ * Context: task (system workqueue).
+ */
+static void fsm_sources_gone_fn(struct work_struct *work)
+{
+	struct fsm_src *src, *tmp;
+	struct fsm_inst *inst;
+	unsigned long idx;
+	LIST_HEAD(removed);
+
+	fsm_event_lock();
+	mutex_lock(&fsm_mutex);
+	xa_for_each(&fsm_insts, idx, inst) {
+		list_for_each_entry_safe(src, tmp, &inst->sources, list) {
+			if (READ_ONCE(src->gone) != FSM_SRC_GONE_EVENT)
+				continue;
+			fsm_src_detach_locked(src);
+			list_move_tail(&src->list, &removed);
+			pr_info("%s: source event %s dropped: the event was removed\n",
+				fsm_inst_label(inst), src->name);
+		}
+	}
+	mutex_unlock(&fsm_mutex);
+	fsm_event_unlock();
+	if (!list_empty(&removed)) {
+		tracepoint_synchronize_unregister();
+		fsm_sources_free(&removed);
+	}
+}
+
+static DECLARE_WORK(fsm_sources_gone_work, fsm_sources_gone_fn);
+
+/**
+ * fsm_sources_gone_kick - some sources are FSM_SRC_GONE_EVENT: drop them.
+ * Context: any (a kretprobe handler, trigger.c).
+ */
+void fsm_sources_gone_kick(void)
+{
+	schedule_work(&fsm_sources_gone_work);
 }
 
 static struct notifier_block fsm_module_nb = {
@@ -754,4 +894,6 @@ void fsm_sources_exit(void)
 	if (fsm_module_nb_registered)
 		unregister_module_notifier(&fsm_module_nb);
 	fsm_module_nb_registered = false;
+	/* the removal hooks are gone (fsm_srctrig_exit()): nothing requeues */
+	flush_work(&fsm_sources_gone_work);
 }

@@ -51,6 +51,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
+#include <linux/spinlock.h>
 #include <linux/trace_events.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
@@ -64,6 +65,7 @@ struct seq_file;
 struct trace_array;
 struct trace_event_file;
 struct tracepoint;
+struct fsm_src_trig;
 
 /* Per-CPU counters of the tracing side (the map counts its own). */
 struct fsm_inst_pcpu {
@@ -108,6 +110,19 @@ enum fsm_node {
  *              it (set by the module notifier under fsm_mutex)
  * @pending:    on the list of resolved sources holding a module reference
  *              (fsm_src_pending_lock), else empty
+ * @all:        on fsm_src_all from resolution until freed
+ *              (fsm_src_pending_lock): the trigger-path hooks find
+ *              sources by @call and @tr there (trigger.c)
+ * @call:       the source event (compared only, never dereferenced
+ *              through this field)
+ * @tr:         the instance's trace_array at resolution (compared only)
+ * @trig:       trigger path: the hidden trigger data pair on @file
+ *              (trigger.c); NULL: the tracepoint probe path
+ * @gone:       FSM_SRC_GONE_*: @file was freed or is about to be (the
+ *              event was removed, or the instance): never link, never
+ *              dereference @file again (written and read with event_mutex
+ *              held)
+ * @pc:         per-source counters (stack_map_stat's per-source section)
  * @name:       "system:event"
  */
 struct fsm_src {
@@ -122,8 +137,30 @@ struct fsm_src {
 	bool attached;
 	bool modref;
 	bool mod_gone;
+	u8 gone;
 	struct list_head pending;
+	struct list_head all;
+	struct trace_event_call *call;
+	struct trace_array *tr;
+	struct fsm_src_trig *trig;
+	struct fsm_src_pcpu __percpu *pc;
 	char name[];
+};
+
+/* struct fsm_src.gone */
+#define FSM_SRC_GONE_EVENT	1	/* dynamic event removed: say so, drop */
+#define FSM_SRC_GONE_INST	2	/* its instance is being removed */
+#define FSM_SRC_GONE_MOD	3	/* its module unloads */
+
+/* Per-CPU counters of one source event (stack_map_stat, "source ..."). */
+struct fsm_src_pcpu {
+	local64_t hits;		/* source records kept: a stack was due */
+	/* source records discarded (filter, soft disable): nothing written */
+	local64_t filtered;
+	local64_t records;	/* stack id records written for it */
+	local64_t drops;	/* hits that wrote no id record */
+	/* records judged before the commit; not hits nor filtered: no verdict */
+	local64_t judged;
 };
 
 /* struct fsm_inst.defaults_state */
@@ -254,14 +291,14 @@ void fsm_events_exit(void);
 int fsm_src_attach_locked(struct fsm_src *src);
 void fsm_src_detach_locked(struct fsm_src *src);
 u64 fsm_write_reset_record(struct fsm_inst *inst, u32 gen);
-void fsm_record_event(struct fsm_inst *inst, struct fsm_src *src);
+bool fsm_record_event(struct fsm_inst *inst, struct fsm_src *src);
 struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr);
 bool fsm_output_may_look_up(const struct trace_iterator *iter);
 bool fsm_output_room(struct trace_seq *s, unsigned int left);
 void fsm_set_output(struct trace_event_call *call,
 		    struct trace_event_functions *funcs,
 		    trace_print_func trace, trace_print_func raw);
-void fsm_record_event_to(struct fsm_inst *inst, struct trace_event_file *file,
+bool fsm_record_event_to(struct fsm_inst *inst, struct trace_event_file *file,
 			 struct fsm_src *src, bool user);
 int fsm_inst_prepare_map(struct fsm_inst *inst);
 int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
@@ -292,9 +329,27 @@ void fsm_sources_free(struct list_head *list);
 int fsm_sources_init(void);
 void fsm_sources_exit(void);
 
+extern spinlock_t fsm_src_pending_lock;
+extern struct list_head fsm_src_all;
+void fsm_sources_gone_kick(void);
+
 /* trigger.c */
 void fsm_trigger_init(void);
 void fsm_trigger_exit(void);
+/*
+ * Sources through hidden trigger data (issue 9 items 1, 2): available
+ * when the trigger layouts, the kernel symbols and the two removal hooks
+ * are (fsm_srctrig_init()); otherwise sources are tracepoint probes.
+ */
+bool fsm_srctrig_on(void);
+int fsm_srctrig_prepare(struct fsm_src *src);
+int fsm_srctrig_link(struct fsm_src *src);
+void fsm_srctrig_unlink(struct fsm_src *src);
+void fsm_srctrig_free(struct fsm_src *src);
+void fsm_srctrig_init(void);
+void fsm_srctrig_exit(void);
+void fsm_event_lock(void);
+void fsm_event_unlock(void);
 
 /* nodes.c */
 extern struct mutex fsm_nodes_mutex;

@@ -54,13 +54,16 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/ctype.h>
+#include <linux/kprobes.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
 #include <linux/lockdep.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/preempt.h>
+#include <linux/ptrace.h>
 #include <linux/rcupdate.h>
+#include <linux/rculist.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -92,6 +95,15 @@ static void (*fsm_k_free)(struct fsm_kl_trigger_data *data);
 static void (*fsm_k_free_filter)(struct event_filter *filter);
 
 static struct fsm_kl_command fsm_cmd;
+/* The commands of a source's trigger data pair: never on trigger_commands. */
+static struct fsm_kl_command fsm_srct_jcmd = {
+	.name = "stackmap_source",
+	.flags = FSM_KL_CMD_FL_NEEDS_REC,
+};
+static struct fsm_kl_command fsm_srct_pcmd = {
+	.name = "stackmap_source",
+	.flags = FSM_KL_CMD_FL_POST_TRIGGER,
+};
 static bool fsm_cmd_on;		/* fsm_cmd is on trigger_commands */
 /* The trimmed frame: event_triggers_post_call() calls the trigger. */
 static struct fsm_src *fsm_trig_src;
@@ -261,7 +273,16 @@ struct fsm_trig_verdict {
 static_assert(__alignof__(struct fsm_trig) > FSM_TRIG_KEEP);
 
 #define FSM_TRIG_LEVELS 4	/* interrupt_context_level(): 0..3 */
-static DEFINE_PER_CPU(struct fsm_trig_verdict[FSM_TRIG_LEVELS], fsm_verdicts);
+struct fsm_verdict_slots {
+	struct fsm_trig_verdict v[FSM_TRIG_LEVELS];
+};
+/*
+ * The slots of stackmap triggers, and those of sources (fsm_srct below):
+ * apart, since one event may have both, and all its pre-commit calls run
+ * before all its post calls: one slot would hold the verdict of only one.
+ */
+static DEFINE_PER_CPU(struct fsm_verdict_slots, fsm_verdicts);
+static DEFINE_PER_CPU(struct fsm_verdict_slots, fsm_src_verdicts);
 
 /* Context: the event, preemption disabled. */
 static void notrace fsm_trig_snap_take(struct trace_event_file *file,
@@ -316,38 +337,128 @@ static unsigned long notrace fsm_trig_csw(struct task_struct *task)
 	return READ_ONCE(task->nvcsw) + READ_ONCE(task->nivcsw);
 }
 
+/*
+ * The kernel's temp_buffer (kernel/trace/trace.c): with trigger data that
+ * needs the record (ours), trace_event_buffer_lock_reserve() falls back to
+ * it when the instance's ring buffer refuses the reservation (tracing_on
+ * is 0, the buffer is full in non-overwrite mode, recursion): the record
+ * is then given to the triggers and recorded nowhere. Such a record is
+ * judged "not kept": no id record may follow a record that is not there.
+ * NULL when the symbol is not found (then such hits write an id record
+ * whose source record is missing; said at load).
+ */
+static struct trace_buffer **fsm_k_temp_buffer;
+
+static bool notrace fsm_trig_temp_buffer(struct trace_buffer *buffer)
+{
+	return fsm_k_temp_buffer && buffer == READ_ONCE(*fsm_k_temp_buffer);
+}
+
+/*
+ * Judge @rec for the owner @me (a struct fsm_trig or struct fsm_srct,
+ * 8-aligned) in @slots: the companion's half of "The verdict" above.
+ * @will_post: the post call will come for this hit (else clear the slot).
+ * Context: the event (any), a record to judge.
+ */
+static void notrace fsm_verdict_judge(struct fsm_verdict_slots __percpu *slots,
+				      unsigned long me,
+				      struct trace_event_file *file,
+				      bool will_post, void *rec,
+				      struct trace_buffer *buffer)
+{
+	struct fsm_trig_verdict *v;
+	unsigned long tag;
+	unsigned char level;
+
+	preempt_disable_notrace();
+	level = interrupt_context_level();
+	if (likely(level < FSM_TRIG_LEVELS)) {
+		/* the tag off first, then the stamp, then the tag: see above */
+		this_cpu_write(slots->v[level].tag, 0);
+		barrier();
+		tag = 0;
+		if (will_post) {
+			v = &this_cpu_ptr(slots)->v[level];
+			v->task = current;
+			v->csw = fsm_trig_csw(current);
+			fsm_trig_snap_take(file, &v->snap);
+			tag = me;
+			if (fsm_trig_keep(&v->snap, rec) &&
+			    !fsm_trig_temp_buffer(buffer))
+				tag |= FSM_TRIG_KEEP;
+		}
+		barrier();
+		this_cpu_write(slots->v[level].tag, tag);
+	}
+	preempt_enable_notrace();
+}
+
+#define FSM_VERDICT_NONE	-1
+
+/*
+ * Take the verdict left in @slots for the owner @me (the post call's half
+ * of "The verdict" above).
+ * Context: the post call, preemption disabled.
+ * Return: 1 keep, 0 discarded, FSM_VERDICT_NONE.
+ */
+static int notrace fsm_verdict_take(struct fsm_verdict_slots __percpu *slots,
+				    unsigned long me,
+				    struct trace_event_file *file)
+{
+	unsigned char level = interrupt_context_level();
+	struct fsm_trig_verdict *v, seen;
+	struct fsm_trig_snap now;
+	unsigned long tag;
+
+	if (unlikely(level >= FSM_TRIG_LEVELS))
+		return FSM_VERDICT_NONE;
+	v = &this_cpu_ptr(slots)->v[level];
+	/* the stamp first, then take the tag: see above */
+	seen.task = READ_ONCE(v->task);
+	seen.csw = READ_ONCE(v->csw);
+	seen.snap = v->snap;
+	barrier();
+	tag = this_cpu_xchg(slots->v[level].tag, 0);
+	if ((tag & ~FSM_TRIG_KEEP) != me)
+		return FSM_VERDICT_NONE;
+	if (seen.task != current || seen.csw != fsm_trig_csw(current))
+		return FSM_VERDICT_NONE;
+	fsm_trig_snap_take(file, &now);
+	if (!fsm_trig_snap_same(&seen.snap, &now))
+		return FSM_VERDICT_NONE;
+	return !!(tag & FSM_TRIG_KEEP);
+}
+
+/*
+ * A freed owner's memory can come back as another owner: clear the slots
+ * that still name it. Context: task, after the owner's judging data left
+ * its event.
+ */
+static void fsm_verdict_clear(struct fsm_verdict_slots __percpu *slots,
+			      unsigned long me)
+{
+	int cpu, l;
+
+	for_each_possible_cpu(cpu)
+		for (l = 0; l < FSM_TRIG_LEVELS; l++) {
+			unsigned long *p = &per_cpu_ptr(slots, cpu)->v[l].tag;
+
+			cmpxchg(p, me, 0);
+			cmpxchg(p, me | FSM_TRIG_KEEP, 0);
+		}
+}
+
 /* The companion's trigger: judge @rec. Context: the event (any). */
 static void notrace fsm_trig_judge(struct fsm_kl_trigger_data *data,
 				   struct trace_buffer *buffer, void *rec,
 				   struct ring_buffer_event *rbe)
 {
 	struct fsm_trig *t = container_of(data, struct fsm_trig, comp);
-	struct fsm_trig_verdict *v;
-	unsigned long tag;
-	unsigned char level;
 
 	if (!rec)	/* an unconditional call: no record to judge */
 		return;
-	preempt_disable_notrace();
-	level = interrupt_context_level();
-	if (likely(level < FSM_TRIG_LEVELS)) {
-		/* the tag off first, then the stamp, then the tag: see above */
-		this_cpu_write(fsm_verdicts[level].tag, 0);
-		barrier();
-		tag = 0;
-		if (fsm_trig_will_post(t->data, rec)) {
-			v = this_cpu_ptr(&fsm_verdicts[level]);
-			v->task = current;
-			v->csw = fsm_trig_csw(current);
-			fsm_trig_snap_take(t->file, &v->snap);
-			tag = (unsigned long)t;
-			if (fsm_trig_keep(&v->snap, rec))
-				tag |= FSM_TRIG_KEEP;
-		}
-		barrier();
-		this_cpu_write(fsm_verdicts[level].tag, tag);
-	}
-	preempt_enable_notrace();
+	fsm_verdict_judge(&fsm_verdicts, (unsigned long)t, t->file,
+			  fsm_trig_will_post(t->data, rec), rec, buffer);
 }
 
 /*
@@ -356,29 +467,12 @@ static void notrace fsm_trig_judge(struct fsm_kl_trigger_data *data,
  */
 static bool notrace fsm_trig_record_kept(struct fsm_trig *t)
 {
-	unsigned char level = interrupt_context_level();
-	struct fsm_trig_verdict *v, seen;
-	struct fsm_trig_snap now;
-	unsigned long tag;
+	int v = FSM_VERDICT_NONE;
 
-	if (unlikely(level >= FSM_TRIG_LEVELS || !READ_ONCE(t->comp_on)))
-		goto none;
-	v = this_cpu_ptr(&fsm_verdicts[level]);
-	/* the stamp first, then take the tag: see above */
-	seen.task = READ_ONCE(v->task);
-	seen.csw = READ_ONCE(v->csw);
-	seen.snap = v->snap;
-	barrier();
-	tag = this_cpu_xchg(fsm_verdicts[level].tag, 0);
-	if ((tag & ~FSM_TRIG_KEEP) != (unsigned long)t)
-		goto none;
-	if (seen.task != current || seen.csw != fsm_trig_csw(current))
-		goto none;
-	fsm_trig_snap_take(t->file, &now);
-	if (!fsm_trig_snap_same(&seen.snap, &now))
-		goto none;
-	return tag & FSM_TRIG_KEEP;
-none:
+	if (likely(READ_ONCE(t->comp_on)))
+		v = fsm_verdict_take(&fsm_verdicts, (unsigned long)t, t->file);
+	if (v != FSM_VERDICT_NONE)
+		return v;
 	local64_inc(&this_cpu_ptr(t->inst->pcpu)->trig_no_verdict);
 	return false;
 }
@@ -390,16 +484,7 @@ none:
  */
 static void fsm_trig_clear_slots(struct fsm_trig *t)
 {
-	unsigned long tag = (unsigned long)t;
-	int cpu, l;
-
-	for_each_possible_cpu(cpu)
-		for (l = 0; l < FSM_TRIG_LEVELS; l++) {
-			unsigned long *p = &per_cpu(fsm_verdicts, cpu)[l].tag;
-
-			cmpxchg(p, tag, 0);
-			cmpxchg(p, tag | FSM_TRIG_KEEP, 0);
-		}
+	fsm_verdict_clear(&fsm_verdicts, (unsigned long)t);
 }
 
 /* The companion prints nothing: the trigger file lists stackmap once. */
@@ -805,6 +890,15 @@ fail:
 	return ret;
 }
 
+static void fsm_trig_resolve_temp_buffer(void)
+{
+	if (fsm_k_temp_buffer)
+		return;
+	fsm_k_temp_buffer = fsm_compat_ksym("temp_buffer", false);
+	if (!fsm_k_temp_buffer)
+		pr_warn("kallsyms: no temp_buffer: a record made while tracing is off may still get an id record\n");
+}
+
 /* Resolve and check everything. Return: NULL, or why not (for dmesg). */
 static const char *fsm_trig_resolve(void)
 {
@@ -829,6 +923,7 @@ static const char *fsm_trig_resolve(void)
 	fsm_k_event_mutex = fsm_compat_ksym("event_mutex", false);
 	fsm_k_st = fsm_compat_ksym("trigger_stacktrace_cmd", false);
 	fsm_k_find_event_file = fsm_compat_ksym("find_event_file", true);
+	fsm_trig_resolve_temp_buffer();
 	if (!fsm_k_commands || !fsm_k_cmd_mutex || !fsm_k_event_mutex ||
 	    !fsm_k_st || !fsm_k_find_event_file)
 		return "kallsyms: trigger_commands, trigger_cmd_mutex, event_mutex, trigger_stacktrace_cmd or find_event_file not found";
@@ -979,6 +1074,493 @@ void fsm_trigger_exit(void)
 	fsm_trig_src = NULL;
 }
 
+
+/*
+ * ---- Sources through hidden trigger data (issue 9 items 1, 2, 5) ----
+ *
+ * A source event (stack_map_events, events=) of the trigger path is a
+ * pair of trigger data on the event's file in its instance, linked while
+ * the instance records (fsm_src_attach_locked()):
+ * - judge (command fsm_srct_jcmd, NEEDS_REC): called by
+ *   event_triggers_call() with the record before the discard test; it
+ *   judges the record as the stackmap trigger's companion does (the same
+ *   functions, its own slots: fsm_src_verdicts), see "The verdict";
+ * - post (fsm_srct_pcmd, POST_TRIGGER): called by
+ *   event_triggers_post_call() after the commit or discard; it writes the
+ *   stack id records only if the verdict says the record was kept.
+ * Every event type commits through trace_event_buffer_commit() (tracepoint,
+ * syscall, kprobe, uprobe, synthetic, eprobe): one path for all of them,
+ * and the event's filter, soft disable and pid filter are honoured.
+ *
+ * What the kernel's trigger code sees of them (6.1):
+ * - no tm_ref: the pair never soft-enables the event (a source records
+ *   only while its event is enabled, as before), so EVENT_FILE_FL_ENABLED
+ *   never comes from us and a dynamic event stays removable. The
+ *   TRIGGER_COND flag is kept by the kernel's own update_cond_flag();
+ * - types of their own (two bits after the stackmap trigger's, checked
+ *   free at load): register_trigger()'s -EEXIST, unregister_trigger()
+ *   ("!cmd", and the stackmap companion's removal, type ETT_NONE) never
+ *   match them; they are not on trigger_commands, so an O_TRUNC open of
+ *   "trigger" (unreg_all of registered commands) does not see them;
+ * - listing: the judge prints nothing, except the kernel's "# Available
+ *   triggers" header when the pair is all there is on the event (the
+ *   kernel prints it only for an empty list): the file reads as without
+ *   the source;
+ * - clear_event_triggers() (rmdir of an instance; it would drop a tm_ref
+ *   per data: an underflow for ours) and trace_remove_event_call() (a
+ *   dynamic event's removal; it frees the event's files but not their
+ *   triggers): there is no notifier. So a kprobe on the first and a
+ *   kretprobe on the second take our data off the files before the
+ *   kernel touches them. Both functions run with event_mutex held by
+ *   their caller (clear_event_triggers(): event_trace_del_tracer();
+ *   trace_remove_event_call() asserts it), the lock every writer of
+ *   file->triggers holds, ours too: the handlers, running in the thread
+ *   that holds it, are serialised with every change of the lists and of
+ *   our link state. They run from int3 (NMI-like): no lock is taken;
+ *   fsm_src_all is read under RCU. trace_remove_event_call() can still
+ *   fail (-EBUSY: enabled in some instance): the return handler links the
+ *   data back then, else marks the sources gone and queues the work that
+ *   drops them with a dmesg line (sources.c). Module events: the module
+ *   notifier (sources.c) unlinks under event_mutex before the trace
+ *   events' notifier frees the files.
+ *
+ * Invariant: linked implies the event file is alive (every path that
+ * frees an event file unlinks first, above), and a source with ->gone set
+ * is never linked again.
+ */
+struct fsm_src_trig {
+	struct fsm_kl_trigger_data judge;
+	struct fsm_kl_trigger_data post;
+	struct fsm_src *src;
+	bool linked;	/* both data on src->file->triggers (event_mutex) */
+	bool removal;	/* unlinked by the removal hook's entry (event_mutex) */
+};
+
+static bool fsm_srct_ready;
+static void (*fsm_k_update_cond)(struct trace_event_file *file);
+static unsigned long fsm_srct_trim_start, fsm_srct_trim_size;
+
+static void notrace fsm_srct_judge(struct fsm_kl_trigger_data *data,
+				   struct trace_buffer *buffer, void *rec,
+				   struct ring_buffer_event *rbe)
+{
+	struct fsm_src_trig *st = container_of(data, struct fsm_src_trig,
+					       judge);
+
+	if (!rec)	/* an unconditional call (another trigger's soft mode) */
+		return;
+	local64_inc(&this_cpu_ptr(st->src->pc)->judged);
+	/* linked: the file is alive, and it is the one calling us */
+	fsm_verdict_judge(&fsm_src_verdicts, (unsigned long)st, st->src->file,
+			  true, rec, buffer);
+}
+
+/*
+ * The post call: write the id records of a kept source record. Counted
+ * per source. No verdict (an unconditional call, a uprobe task moved or
+ * preempted in between, a nested event: see "The verdict") writes and
+ * counts nothing.
+ * Context: the event (any), preemption possibly enabled (uprobes).
+ */
+static void notrace fsm_srct_post(struct fsm_kl_trigger_data *data,
+				  struct trace_buffer *buffer, void *rec,
+				  struct ring_buffer_event *rbe)
+{
+	struct fsm_src_trig *st = container_of(data, struct fsm_src_trig, post);
+	struct fsm_src *src = st->src;
+	struct fsm_src_pcpu *pc;
+	int v;
+
+	preempt_disable_notrace();
+	v = fsm_verdict_take(&fsm_src_verdicts, (unsigned long)st, src->file);
+	pc = this_cpu_ptr(src->pc);
+	if (v == 0) {
+		local64_inc(&pc->filtered);
+	} else if (v > 0) {
+		local64_inc(&pc->hits);
+		if (fsm_record_event(src->inst, src))
+			local64_inc(&pc->records);
+		else
+			local64_inc(&pc->drops);
+	}
+	preempt_enable_notrace();
+}
+
+/*
+ * The judge's print: nothing, or the kernel's header for an empty list
+ * when our pair is all the event has (trigger_show() of 6.1).
+ * Context: task, event_mutex held (the trigger file's seq_start).
+ */
+static int fsm_srct_print(struct seq_file *m, struct fsm_kl_trigger_data *data)
+{
+	struct fsm_src_trig *st = container_of(data, struct fsm_src_trig,
+					       judge);
+	struct list_head *head = &st->src->file->triggers;
+	struct fsm_kl_trigger_data *d;
+	struct fsm_kl_command *p;
+
+	if (head->next != &data->list)
+		return 0;
+	list_for_each_entry(d, head, list)
+		if (d->cmd_ops != &fsm_srct_jcmd && d->cmd_ops != &fsm_srct_pcmd)
+			return 0;
+	seq_puts(m, "# Available triggers:\n");
+	seq_putc(m, '#');
+	mutex_lock(fsm_k_cmd_mutex);
+	list_for_each_entry_reverse(p, fsm_k_commands, list)
+		seq_printf(m, " %s", p->name);
+	seq_putc(m, '\n');
+	mutex_unlock(fsm_k_cmd_mutex);
+	return 0;
+}
+
+/*
+ * ops->free: the kernel frees trigger data only through
+ * unregister_trigger() (no command has our types) and
+ * clear_event_triggers() (our hook unlinked us before). Reaching this is
+ * a broken invariant: say it, keep the memory (it is the source's).
+ */
+static void fsm_srct_free_data(struct fsm_kl_trigger_data *data)
+{
+	WARN_ONCE(1, "stackmap source data freed by the kernel\n");
+}
+
+static struct fsm_kl_trigger_ops fsm_srct_jops = {
+	.trigger = fsm_srct_judge,
+	.print = fsm_srct_print,
+	.free = fsm_srct_free_data,
+};
+
+static struct fsm_kl_trigger_ops fsm_srct_pops = {
+	.trigger = fsm_srct_post,
+	.print = fsm_trig_print_none,
+	.free = fsm_srct_free_data,
+};
+
+static void fsm_srct_data_init(struct fsm_kl_trigger_data *d,
+			       struct fsm_kl_trigger_ops *ops,
+			       struct fsm_kl_command *cmd, void *priv)
+{
+	d->count = -1;
+	d->ref = 1;
+	d->ops = ops;
+	d->cmd_ops = cmd;
+	d->private_data = priv;
+	INIT_LIST_HEAD(&d->list);
+	INIT_LIST_HEAD(&d->named_list);
+}
+
+bool fsm_srctrig_on(void)
+{
+	return READ_ONCE(fsm_srct_ready);
+}
+
+/**
+ * fsm_srctrig_prepare - give a resolved source its trigger data pair.
+ * @src: a source being resolved (not yet visible to anyone)
+ *
+ * Context: task, may sleep. Return: 0 or -ENOMEM.
+ */
+int fsm_srctrig_prepare(struct fsm_src *src)
+{
+	struct fsm_src_trig *st = kzalloc(sizeof(*st), GFP_KERNEL);
+
+	if (!st)
+		return -ENOMEM;
+	fsm_srct_data_init(&st->judge, &fsm_srct_jops, &fsm_srct_jcmd, st);
+	fsm_srct_data_init(&st->post, &fsm_srct_pops, &fsm_srct_pcmd, st);
+	st->src = src;
+	/* the frames above the post call, as for the stackmap trigger */
+	src->iter_start = fsm_srct_trim_start;
+	src->iter_size = fsm_srct_trim_size;
+	src->trig = st;
+	return 0;
+}
+
+/*
+ * Link: list_add_tail_rcu() publishes each data with a release, after
+ * its fields (and the source's) are written; the judge before the post,
+ * so a post is never seen without its judge. At the tail: never between
+ * a stackmap trigger and its companion (fsm_trig_comp_reg()).
+ * Context: event_mutex held (task, or the removal hook's return).
+ */
+static void fsm_srct_link_locked(struct fsm_src_trig *st)
+{
+	struct trace_event_file *file = st->src->file;
+
+	list_add_tail_rcu(&st->judge.list, &file->triggers);
+	list_add_tail_rcu(&st->post.list, &file->triggers);
+	fsm_k_update_cond(file);
+	st->linked = true;
+}
+
+/*
+ * Unlink (list_del_rcu(): a running event may still call the data until
+ * a grace period passed; the source is freed only after one, see
+ * fsm_sources_free()'s callers). Linked again without a grace period (a
+ * quick re-enable), a reader still on our data may end its walk early:
+ * it skips the triggers after ours for that one event, nothing worse.
+ * Context: event_mutex held (task, or a removal hook).
+ */
+static void fsm_srct_unlink_locked(struct fsm_src_trig *st)
+{
+	struct trace_event_file *file = st->src->file;
+
+	list_del_rcu(&st->post.list);
+	list_del_rcu(&st->judge.list);
+	fsm_k_update_cond(file);
+	st->linked = false;
+}
+
+/**
+ * fsm_srctrig_link - put a source's pair on its event.
+ * @src: source of the trigger path
+ *
+ * A source whose event or instance is gone is not linked (and not an
+ * error: the work that drops it comes).
+ * Context: task, event_mutex and fsm_mutex held. Return: 0.
+ */
+int fsm_srctrig_link(struct fsm_src *src)
+{
+	lockdep_assert_held(fsm_k_event_mutex);
+	if (src->trig->linked || READ_ONCE(src->gone))
+		return 0;
+	fsm_srct_link_locked(src->trig);
+	return 0;
+}
+
+/**
+ * fsm_srctrig_unlink - take a source's pair off its event.
+ * @src: source of the trigger path
+ *
+ * Context: task, fsm_mutex held; event_mutex held if the pair is linked
+ * (an unlinked pair touches nothing: a removed instance's reap).
+ */
+void fsm_srctrig_unlink(struct fsm_src *src)
+{
+	if (!src->trig->linked)
+		return;
+	lockdep_assert_held(fsm_k_event_mutex);
+	fsm_srct_unlink_locked(src->trig);
+}
+
+/**
+ * fsm_srctrig_free - free a source's pair.
+ * @src: source, unlinked, after a grace period
+ * Context: task.
+ */
+void fsm_srctrig_free(struct fsm_src *src)
+{
+	struct fsm_src_trig *st = src->trig;
+
+	if (!st)
+		return;
+	WARN_ON_ONCE(st->linked);
+	fsm_verdict_clear(&fsm_src_verdicts, (unsigned long)st);
+	kfree(st);
+	src->trig = NULL;
+}
+
+/*
+ * clear_event_triggers(tr) is about to run (rmdir of an instance): take
+ * the pairs of @tr's sources off, and mark every source of @tr gone (its
+ * files go with the instance).
+ * Context: int3 (NMI-like), in the thread holding event_mutex.
+ */
+static int fsm_srct_clear_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct trace_array *tr =
+		(struct trace_array *)regs_get_kernel_argument(regs, 0);
+	struct fsm_src *src;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(src, &fsm_src_all, all) {
+		if (src->tr != tr || READ_ONCE(src->gone))
+			continue;
+		if (src->trig && src->trig->linked)
+			fsm_srct_unlink_locked(src->trig);
+		WRITE_ONCE(src->gone, FSM_SRC_GONE_INST);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+static struct kprobe fsm_srct_clear_kp = {
+	.symbol_name = "clear_event_triggers",
+	.pre_handler = fsm_srct_clear_pre,
+};
+
+/* the event call being removed, per kretprobe instance */
+struct fsm_srct_rm {
+	struct trace_event_call *call;
+};
+
+/*
+ * trace_remove_event_call(call) is about to run: unlink the pairs of the
+ * sources of @call (its files may be freed before it returns).
+ * Context: int3 (NMI-like), in the thread holding event_mutex.
+ */
+static int fsm_srct_rm_entry(struct kretprobe_instance *ri,
+			     struct pt_regs *regs)
+{
+	struct fsm_srct_rm *rm = (struct fsm_srct_rm *)ri->data;
+	struct fsm_src *src;
+
+	rm->call = (struct trace_event_call *)regs_get_kernel_argument(regs, 0);
+	rcu_read_lock();
+	list_for_each_entry_rcu(src, &fsm_src_all, all) {
+		if (src->call != rm->call || READ_ONCE(src->gone))
+			continue;
+		if (src->trig && src->trig->linked) {
+			fsm_srct_unlink_locked(src->trig);
+			src->trig->removal = true;
+		}
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+/*
+ * It returned: removed (0), the sources of the call are gone (their
+ * files are freed: only compared from now on); refused, link back what
+ * the entry took off (the files are intact).
+ * Context: the function's return (preemption disabled), event_mutex still
+ * held by the same thread.
+ */
+static int fsm_srct_rm_ret(struct kretprobe_instance *ri,
+			   struct pt_regs *regs)
+{
+	struct fsm_srct_rm *rm = (struct fsm_srct_rm *)ri->data;
+	bool removed = !regs_return_value(regs), kick = false;
+	struct fsm_src *src;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(src, &fsm_src_all, all) {
+		if (src->call != rm->call || READ_ONCE(src->gone))
+			continue;
+		if (removed) {
+			src->trig->removal = false;
+			WRITE_ONCE(src->gone, FSM_SRC_GONE_EVENT);
+			kick = true;
+		} else if (src->trig->removal) {
+			src->trig->removal = false;
+			fsm_srct_link_locked(src->trig);
+		}
+	}
+	rcu_read_unlock();
+	if (kick)
+		fsm_sources_gone_kick();
+	return 0;
+}
+
+static struct kretprobe fsm_srct_rm_krp = {
+	.kp.symbol_name = "trace_remove_event_call",
+	.entry_handler = fsm_srct_rm_entry,
+	.handler = fsm_srct_rm_ret,
+	.data_size = sizeof(struct fsm_srct_rm),
+	.maxactive = 8,		/* callers are serialised by event_mutex */
+};
+
+static bool fsm_srct_kp_on, fsm_srct_krp_on;
+
+/* Resolve, check and hook. Return: NULL, or why not (for dmesg). */
+static const char *fsm_srct_resolve(void)
+{
+	enum event_trigger_type jt = (enum event_trigger_type)
+				     (FSM_KL_ETT_EVENT_EPROBE << 2);
+	enum event_trigger_type pt = (enum event_trigger_type)
+				     (FSM_KL_ETT_EVENT_EPROBE << 3);
+	const char *why = NULL;
+	struct fsm_kl_command *p;
+	unsigned long start, size;
+	int ret;
+
+	if (strcmp(FSM_KL_RELEASE, init_utsname()->release))
+		return "trigger layouts generated for another kernel";
+	fsm_k_commands = fsm_compat_ksym("trigger_commands", false);
+	fsm_k_cmd_mutex = fsm_compat_ksym("trigger_cmd_mutex", false);
+	fsm_k_event_mutex = fsm_compat_ksym("event_mutex", false);
+	fsm_k_update_cond = fsm_compat_ksym("update_cond_flag", true);
+	fsm_trig_resolve_temp_buffer();
+	if (!fsm_k_commands || !fsm_k_cmd_mutex || !fsm_k_event_mutex ||
+	    !fsm_k_update_cond)
+		return "kallsyms: trigger_commands, trigger_cmd_mutex, event_mutex or update_cond_flag not found";
+	if (!fsm_compat_call_target_ok("update_cond_flag", fsm_k_update_cond))
+		return "update_cond_flag cannot be called from here";
+	size = fsm_compat_symbol_size((unsigned long)event_triggers_post_call,
+				      &start);
+	if (!size)
+		return "no size for event_triggers_post_call";
+	fsm_srct_trim_start = start;
+	fsm_srct_trim_size = size;
+
+	mutex_lock(fsm_k_cmd_mutex);
+	list_for_each_entry(p, fsm_k_commands, list)
+		if (p->trigger_type & (jt | pt))
+			why = "the trigger type bits of sources are taken";
+	mutex_unlock(fsm_k_cmd_mutex);
+	if (why)
+		return why;
+	fsm_srct_jcmd.trigger_type = jt;
+	fsm_srct_pcmd.trigger_type = pt;
+
+	ret = register_kprobe(&fsm_srct_clear_kp);
+	if (ret)
+		return "no kprobe on clear_event_triggers";
+	fsm_srct_kp_on = true;
+	ret = register_kretprobe(&fsm_srct_rm_krp);
+	if (ret)
+		return "no kretprobe on trace_remove_event_call";
+	fsm_srct_krp_on = true;
+	return NULL;
+}
+
+/**
+ * fsm_srctrig_init - sources through trigger data, if this kernel allows.
+ *
+ * Without: sources are tracepoint probes (tracepoint events only, filters
+ * not seen), one dmesg line says why.
+ * Context: task (module init), before any source is resolved.
+ */
+void fsm_srctrig_init(void)
+{
+	const char *why = fsm_srct_resolve();
+
+	if (why) {
+		pr_warn("sources are tracepoint probes (tracepoint events only, filters not honoured): %s\n",
+			why);
+		fsm_srctrig_exit();
+		return;
+	}
+	WRITE_ONCE(fsm_srct_ready, true);
+}
+
+/**
+ * fsm_srctrig_exit - remove the hooks.
+ * Context: task (module exit), no source linked any more.
+ */
+void fsm_srctrig_exit(void)
+{
+	if (fsm_srct_krp_on)
+		unregister_kretprobe(&fsm_srct_rm_krp);
+	if (fsm_srct_kp_on)
+		unregister_kprobe(&fsm_srct_clear_kp);
+	fsm_srct_krp_on = false;
+	fsm_srct_kp_on = false;
+}
+
+void fsm_event_lock(void)
+{
+	if (fsm_srctrig_on())
+		mutex_lock(fsm_k_event_mutex);
+}
+
+void fsm_event_unlock(void)
+{
+	if (fsm_srctrig_on())
+		mutex_unlock(fsm_k_event_mutex);
+}
+
 #else /* !FSM_HAVE_KL_TRIGGER */
 
 void fsm_trigger_init(void)
@@ -988,6 +1570,48 @@ void fsm_trigger_init(void)
 }
 
 void fsm_trigger_exit(void)
+{
+}
+
+
+bool fsm_srctrig_on(void)
+{
+	return false;
+}
+
+int fsm_srctrig_prepare(struct fsm_src *src)
+{
+	return -EOPNOTSUPP;
+}
+
+int fsm_srctrig_link(struct fsm_src *src)
+{
+	return -EOPNOTSUPP;
+}
+
+void fsm_srctrig_unlink(struct fsm_src *src)
+{
+}
+
+void fsm_srctrig_free(struct fsm_src *src)
+{
+}
+
+void fsm_srctrig_init(void)
+{
+	pr_warn("sources are tracepoint probes (tracepoint events only, filters not honoured): built without the trigger layouts (%s)\n",
+		FSM_KL_TRIGGER_WHY);
+}
+
+void fsm_srctrig_exit(void)
+{
+}
+
+void fsm_event_lock(void)
+{
+}
+
+void fsm_event_unlock(void)
 {
 }
 

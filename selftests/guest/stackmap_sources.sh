@@ -1,0 +1,280 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# stackmap_sources.sh MODULE.ko - source events of every type, filters
+# honoured, per-source accounting (issue 9 items 1, 2, 5):
+# - a sched tracepoint, syscalls:sys_enter_openat, a kprobe and a kretprobe,
+#   a uprobe, a synthetic event fed by hist triggers and an eprobe as
+#   sources: on each CPU every source record has exactly one id record
+#   right after it, and its stack equals the kernel's own stacktrace
+#   trigger on the same record (trig_check.py pairs ... stacktrace);
+# - the event's filter (changed while recording), set_event_pid: no id
+#   record for a discarded record ("alone": every id record follows a
+#   source record);
+# - stack_map_stat's "source SYS:EV:" lines against the records counted;
+# - the trigger file does not list sources, O_TRUNC keeps them;
+# - removing a dynamic event that is a source works, with a dmesg line; an
+#   enabled synthetic event's removal is refused (EBUSY) and its source
+#   stays; rmdir of an instance with sources; rmmod with sources on
+#   dynamic events, which are removable afterwards.
+export KO=${1:-}
+# shellcheck source=selftests/guest/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+TC=$TMPD/src_checks
+: >"$TC"
+tlater() { echo "$*" >>"$TC"; }
+IDS=' (stack_id|stack_id_user|stack_fallback):'
+
+# save DIR NAME: the per-CPU trace files of instance DIR in $TMPD/NAME
+save() {
+	mkdir "$TMPD/$2"
+	for c in "$1"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/$2/${c##*/}"; done
+}
+# srcstat DIR SYS:EV FIELD: a field of the source's stack_map_stat line
+srcstat() {
+	local l
+	l=$(stat_get "$1/stack_map_stat" "source $2") || return 1
+	l=" $l "
+	l=${l#* "$3"=}
+	echo "${l%% *}"
+}
+# wait until stack_map_events of DIR no longer lists SYS:EV
+wait_gone() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		has "$1/stack_map_events" "$2" || return 0
+		nap 0.1
+	done
+	return 1
+}
+
+load || { echo "Bail out! insmod failed"; exit 1; }
+cp /proc/kallsyms "$TMPD/kallsyms"
+
+SW=events/sched/sched_switch
+OPEN=events/syscalls/sys_enter_openat
+UP=$TMPD/trig_uprobe
+gcc -O1 -fno-inline -o "$UP" "$HERE/prog/trig_uprobe.c" || nok "gcc trig_uprobe.c"
+off=$(nm "$UP" | awk '$3 == "fsm_trig_target" { print $1 }')
+check "kprobe event fsmkp" eval "echo 'p:fsmkp do_sys_openat2' >>$T/kprobe_events"
+check "kretprobe event fsmkr" eval "echo 'r:fsmkr do_sys_openat2' >>$T/kprobe_events"
+check "uprobe event fsmsu" eval "echo 'p:fsmsu $UP:0x$off' >>$T/uprobe_events"
+check "synthetic event fsmsyn" eval "echo 'fsmsyn pid_t pid' >>$T/synthetic_events"
+check "eprobe event fsmep" \
+	eval "echo 'e:fsmep syscalls/sys_enter_openat dfd=\$dfd' >>$T/dynamic_events"
+
+# --- every event type, stacks against the stacktrace trigger ---
+# A: tracepoint, syscall, kprobe, kretprobe; B: uprobe, synthetic, eprobe
+# (B's hist triggers on sched_waking/sched_switch feed fsmsyn).
+mkdir "$T/instances/sa" "$T/instances/sb"
+A=$T/instances/sa
+B=$T/instances/sb
+for d in "$A" "$B"; do
+	echo 0 >"$d/tracing_on"
+	echo 1 >"$d/options/sym-offset"
+	echo 8192 >"$d/buffer_size_kb"
+done
+trig_before=$(<"$A/$SW/trigger")
+ea=(sched:sched_switch syscalls:sys_enter_openat kprobes:fsmkp kprobes:fsmkr)
+eb=(uprobes:fsmsu synthetic:fsmsyn eprobes:fsmep)
+for e in "${ea[@]}"; do
+	echo stacktrace >"$A/events/${e%%:*}/${e#*:}/trigger"
+	echo 1 >"$A/events/${e%%:*}/${e#*:}/enable"
+done
+echo 'hist:keys=pid:ts0=common_timestamp.usecs' \
+	>>"$B/events/sched/sched_waking/trigger"
+echo 'hist:keys=next_pid:d=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).fsmsyn(next_pid)' \
+	>>"$B/$SW/trigger" || nok "hist trigger feeding fsmsyn"
+for e in "${eb[@]}"; do
+	echo stacktrace >"$B/events/${e%%:*}/${e#*:}/trigger"
+	echo 1 >"$B/events/${e%%:*}/${e#*:}/enable"
+done
+kmsg_mark
+check "sources of A (tracepoint, syscall, kprobe, kretprobe)" \
+	eval "echo '${ea[*]}' >$A/stack_map_events"
+check "sources of B (uprobe, synthetic, eprobe)" \
+	eval "echo '${eb[*]}' >$B/stack_map_events"
+check_eq "no dmesg line for valid sources" "$(kmsg_since | count_ours)" 0
+check_eq "A lists its 4 sources" "$(lines "$A/stack_map_events")" 4
+echo 1 >"$A/options/stackmap"
+echo 1 >"$B/options/stackmap"
+echo >"$A/trace"
+echo >"$B/trace"
+echo 1 >"$A/tracing_on"
+echo 1 >"$B/tracing_on"
+workload 20
+"$UP" 200
+echo 0 >"$A/tracing_on"
+echo 0 >"$B/tracing_on"
+save "$A" sa
+save "$B" sb
+tlater "tp pairs $TMPD/sa sched_switch $TMPD/kallsyms stacktrace cut"
+tlater "sys pairs $TMPD/sa sys_openat $TMPD/kallsyms stacktrace cut"
+tlater "kprobe pairs $TMPD/sa fsmkp $TMPD/kallsyms stacktrace cut"
+tlater "kretprobe pairs $TMPD/sa fsmkr $TMPD/kallsyms stacktrace cut"
+# a uprobe's post call runs preemptible: a preempted hit has no verdict
+# (counted), never a wrong one
+nv=$(srcstat "$B" uprobes:fsmsu no_verdict)
+tlater "uprobe pairs $TMPD/sb fsmsu $TMPD/kallsyms stacktrace cut missing=${nv:-0}"
+tlater "synthetic pairs $TMPD/sb fsmsyn $TMPD/kallsyms stacktrace cut"
+tlater "eprobe pairs $TMPD/sb fsmep $TMPD/kallsyms stacktrace cut"
+check_eq "A: the trigger file lists stacktrace, not the source" \
+	"$(<"$A/$SW/trigger")" "stacktrace:unlimited"
+for e in "${ea[@]}"; do
+	echo '!stacktrace' >>"$A/events/${e%%:*}/${e#*:}/trigger"
+done
+for e in "${eb[@]}"; do
+	echo '!stacktrace' >>"$B/events/${e%%:*}/${e#*:}/trigger"
+done
+check_eq "A: with only the source, the trigger file reads as without it" \
+	"$(<"$A/$SW/trigger")" "$trig_before"
+
+# O_TRUNC of the trigger file keeps the source
+: >"$A/$SW/trigger"
+h0=$(srcstat "$A" sched:sched_switch hits)
+echo 1 >"$A/tracing_on"
+workload 5
+echo 0 >"$A/tracing_on"
+h1=$(srcstat "$A" sched:sched_switch hits)
+check "O_TRUNC of the trigger file kept the source ($h0 -> $h1 hits)" \
+	test "${h1:-0}" -gt "${h0:-0}"
+
+# --- removal of a dynamic event that is a source ---
+# kprobe: disabled, still chosen and recording: removal works, dmesg says so
+echo 0 >"$A/events/kprobes/fsmkp/enable"
+kmsg_mark
+check "kprobe event that is a source: removal works" \
+	eval "echo '-:fsmkp' >>$T/kprobe_events"
+check "the source went away" wait_gone "$A" kprobes:fsmkp
+check_eq "one dmesg line for it" \
+	"$(kmsg_since | grep -c 'source event kprobes:fsmkp dropped')" 1
+# a synthetic event enabled in B (no feeder): the kernel refuses its
+# removal (EBUSY, after our hook took the source's data off: put back)
+echo 'fsmsyn2 pid_t pid' >>"$T/synthetic_events"
+echo synthetic:fsmsyn2 >>"$B/stack_map_events"
+echo 1 >"$B/events/synthetic/fsmsyn2/enable"
+kmsg_mark
+check_fail "enabled synthetic event: removal refused (EBUSY)" \
+	eval "echo '!fsmsyn2' >>$T/synthetic_events"
+nap 0.3
+check "its source stays" has "$B/stack_map_events" synthetic:fsmsyn2
+check_eq "no dmesg line for it" \
+	"$(kmsg_since | grep -c 'source event synthetic:fsmsyn2 dropped')" 0
+echo 0 >"$B/events/synthetic/fsmsyn2/enable"
+check "disabled, its removal works" \
+	eval "echo '!fsmsyn2' >>$T/synthetic_events"
+check "and its source went away" wait_gone "$B" synthetic:fsmsyn2
+# a source chosen while not recording: removal works too
+echo 0 >"$B/options/stackmap"
+echo 0 >"$B/events/eprobes/fsmep/enable"
+kmsg_mark
+check "eprobe event that is a source (not recording): removal works" \
+	eval "echo '-:fsmep' >>$T/dynamic_events"
+check "its source went away" wait_gone "$B" eprobes:fsmep
+check_eq "one dmesg line for it" \
+	"$(kmsg_since | grep -c 'source event eprobes:fsmep dropped')" 1
+
+# --- filters: the event's filter, changed while recording ---
+mkdir "$T/instances/sf"
+F=$T/instances/sf
+echo 0 >"$F/tracing_on"
+echo 8192 >"$F/buffer_size_kb"
+# The event is enabled only while tracing is on: with tracing off, a
+# filtered event's records still reach the filter and the triggers (the
+# kernel's per-CPU buffered event), and both its record and ours go
+# nowhere: the counters would count hits the trace cannot show.
+echo 'prev_pid == 0' >"$F/$SW/filter"
+echo sched:sched_switch >"$F/stack_map_events"
+echo 1 >"$F/options/stackmap"
+echo >"$F/trace"
+echo 1 >"$F/tracing_on"
+echo 1 >"$F/$SW/enable"
+workload 10
+echo 'prev_pid != 0' >"$F/$SW/filter"
+workload 10
+echo 0 >"$F/$SW/filter"
+workload 5
+echo 0 >"$F/$SW/enable"
+echo 0 >"$F/tracing_on"
+save "$F" sf
+tlater "filter pairs $TMPD/sf sched_switch $TMPD/kallsyms alone cut"
+nsw=$(grep -c ' sched_switch:' "$F/trace")
+nid=$(grep -cE "$IDS" "$F/trace")
+nidle=$(grep -c ' sched_switch: prev_comm=swapper' "$F/trace")
+diag "filter: $nsw sched_switch records ($nidle from idle), $nid id records; stat: $(stat_get "$F/stack_map_stat" "source sched:sched_switch")"
+check "the filter phases kept records from idle and from tasks" \
+	test "$nidle" -gt 0 -a "$((nsw - nidle))" -gt 0
+check_eq "stat: hits = kept source records" \
+	"$(srcstat "$F" sched:sched_switch hits)" "$nsw"
+check_eq "stat: records = id records" \
+	"$(srcstat "$F" sched:sched_switch records)" "$nid"
+check "stat: filtered > 0" test "$(srcstat "$F" sched:sched_switch filtered)" -gt 0
+check_eq "stat: drops 0" "$(srcstat "$F" sched:sched_switch drops)" 0
+check "existing stat lines unchanged (records: still a number)" \
+	test "$(stat_get "$F/stack_map_stat" records)" -ge "$nid"
+# set_event_pid: only one process's openat records are kept
+echo 0 >"$F/$SW/enable"
+echo syscalls:sys_enter_openat >"$F/stack_map_events"
+(while :; do exec 3</proc/version; exec 3<&-; done) &
+lp=$!
+echo "$lp" >"$F/set_event_pid"
+h0=$(srcstat "$F" syscalls:sys_enter_openat hits)
+echo >"$F/trace"
+echo 1 >"$F/tracing_on"
+echo 1 >"$F/$OPEN/enable"
+workload 10
+kill "$lp"
+wait "$lp" 2>/dev/null
+echo 0 >"$F/$OPEN/enable"
+echo 0 >"$F/tracing_on"
+save "$F" sp
+tlater "pidfilter pairs $TMPD/sp sys_openat $TMPD/kallsyms alone cut"
+# (the pid filter refuses before the record is made: no trigger call)
+check_eq "set_event_pid: stat hits = the records kept" \
+	"$(($(srcstat "$F" syscalls:sys_enter_openat hits) - ${h0:-0}))" \
+	"$(grep -c ' sys_openat(' "$F/trace")"
+
+# --- rmdir of instances with sources ---
+check "rmdir of an instance with sources (A)" rmdir "$A"
+check "rmdir of another (F)" rmdir "$F"
+check "kretprobe event removable after the rmdir" \
+	eval "echo '-:fsmkr' >>$T/kprobe_events"
+
+# --- rmmod with sources on dynamic events ---
+echo 'p:fsmkp do_sys_openat2' >>"$T/kprobe_events"
+echo 1 >"$B/options/stackmap"
+echo 'kprobes:fsmkp uprobes:fsmsu' >>"$B/stack_map_events"
+echo 1 >"$B/events/kprobes/fsmkp/enable"
+echo 1 >"$B/tracing_on"
+workload 3
+check "rmmod with sources on dynamic events" unload
+echo 0 >"$B/tracing_on"
+echo 0 >"$B/events/kprobes/fsmkp/enable"
+check "kprobe event removable after rmmod" \
+	eval "echo '-:fsmkp' >>$T/kprobe_events"
+echo 0 >"$B/events/uprobes/fsmsu/enable"
+check "uprobe event removable after rmmod" \
+	eval "echo '-:fsmsu' >>$T/uprobe_events"
+echo 0 >"$B/events/synthetic/fsmsyn/enable"
+echo '!hist:keys=next_pid:d=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).fsmsyn(next_pid)' \
+	>>"$B/$SW/trigger"
+echo '!hist:keys=pid:ts0=common_timestamp.usecs' \
+	>>"$B/events/sched/sched_waking/trigger"
+check "synthetic event removable after rmmod" \
+	eval "echo '!fsmsyn' >>$T/synthetic_events"
+rmdir "$B"
+
+diag "running the saved checks (python)"
+"$PY" -S "$HERE/trig_check.py" <"$TC" >"$TMPD/tc.out" 2>&1
+rc=$?
+bad=0
+while IFS= read -r l; do
+	case $l in
+	"ok - "*) ok "${l#ok - }" ;;
+	"not ok - "*) nok "${l#not ok - }"; bad=1 ;;
+	*) echo "# $l" ;;
+	esac
+done <"$TMPD/tc.out"
+[ "$rc" = 0 ] || [ $bad = 1 ] || nok "trig_check.py exited with $rc"
+finish
