@@ -140,6 +140,28 @@ h1=$(srcstat "$A" sched:sched_switch hits)
 check "O_TRUNC of the trigger file kept the source ($h0 -> $h1 hits)" \
 	test "${h1:-0}" -gt "${h0:-0}"
 
+# A hist trigger on a source event (review src5, finding 2): its actions
+# may write records while the source record is reserved, so an id record
+# could follow one of them. The source then gets no id record (counted as
+# no verdict), and ids come back when the hist trigger goes.
+echo 'hist:keys=prev_pid' >>"$A/$SW/trigger"
+r0=$(srcstat "$A" sched:sched_switch records)
+h0=$(srcstat "$A" sched:sched_switch hits)
+echo 1 >"$A/tracing_on"
+workload 5
+echo 0 >"$A/tracing_on"
+r1=$(srcstat "$A" sched:sched_switch records)
+h1=$(srcstat "$A" sched:sched_switch hits)
+check_eq "a source event with a hist trigger: no id records ($h0 -> $h1 hits)" \
+	"${r1:-x}" "${r0:-y}"
+echo '!hist:keys=prev_pid' >>"$A/$SW/trigger"
+echo 1 >"$A/tracing_on"
+workload 5
+echo 0 >"$A/tracing_on"
+r2=$(srcstat "$A" sched:sched_switch records)
+check "... and id records again once it is removed ($r1 -> $r2)" \
+	test "${r2:-0}" -gt "${r1:-0}"
+
 # --- removal of a dynamic event that is a source ---
 # kprobe: disabled, still chosen and recording: removal works, dmesg says so
 echo 0 >"$A/events/kprobes/fsmkp/enable"

@@ -723,10 +723,12 @@ void fsm_lifecycle_exit(void)
 	LIST_HEAD(srcs);
 
 	tracepoint_synchronize_unregister();
+	/* all sources at once: one grace period, not one per instance */
+	list_for_each_entry(inst, &fsm_exit_reap, reap)
+		list_splice_init(&inst->sources, &srcs);
+	fsm_sources_free(&srcs);
 	list_for_each_entry_safe(inst, tmp, &fsm_exit_reap, reap) {
 		list_del_init(&inst->reap);
-		list_splice_init(&inst->sources, &srcs);
-		fsm_sources_free(&srcs);
 		fsm_nodes_remove(inst);
 		fsm_inst_put(inst);
 	}

@@ -360,11 +360,51 @@ static bool notrace fsm_trig_temp_buffer(struct trace_buffer *buffer)
  * @will_post: the post call will come for this hit (else clear the slot).
  * Context: the event (any), a record to judge.
  */
+/*
+ * Trigger types whose data write records of their own from the pre-commit
+ * call, while this event's record is reserved and not committed: an eprobe
+ * (its event's record) and a hist trigger (onmatch/onmax/.trace() actions
+ * write synthetic events). Their records land after this event's record
+ * and before any id record the post call writes, which would then follow
+ * the wrong record (review src5, finding 2). A hist trigger without
+ * actions writes nothing, but its actions are not visible from here: any
+ * hist trigger counts.
+ */
+#define FSM_NESTED_WRITERS	(ETT_EVENT_HIST | ETT_EVENT_EPROBE)
+
+/*
+ * A record the post call must not get an id for, whatever the filters say:
+ * - another trigger of @file writes records in between (above);
+ * - @rbe is longer than the ring buffer takes: such a record reserved in
+ *   the per-CPU buffered event (filtered or soft-disabled events) is
+ *   dropped by ring_buffer_write() at commit (BUF_MAX_DATA_SIZE, 4072
+ *   bytes of data with 4 KiB pages), silently (review src5, finding 3).
+ *   The bound below is a little lower than that limit: a record of the
+ *   ring buffer itself in the last few bytes gets no id either.
+ * Context: the pre-commit trigger call (RCU read side of file->triggers).
+ */
+#define FSM_REC_MAX_LEN		(PAGE_SIZE - 40)
+
+static bool notrace fsm_verdict_unpairable(struct trace_event_file *file,
+					   struct ring_buffer_event *rbe)
+{
+	struct fsm_kl_trigger_data *d;
+
+	if (rbe && ring_buffer_event_length(rbe) > FSM_REC_MAX_LEN)
+		return true;
+	list_for_each_entry_rcu(d, &file->triggers, list, true)
+		if (d->cmd_ops &&
+		    (d->cmd_ops->trigger_type & FSM_NESTED_WRITERS))
+			return true;
+	return false;
+}
+
 static void notrace fsm_verdict_judge(struct fsm_verdict_slots __percpu *slots,
 				      unsigned long me,
 				      struct trace_event_file *file,
 				      bool will_post, void *rec,
-				      struct trace_buffer *buffer)
+				      struct trace_buffer *buffer,
+				      struct ring_buffer_event *rbe)
 {
 	struct fsm_trig_verdict *v;
 	unsigned long tag;
@@ -377,7 +417,8 @@ static void notrace fsm_verdict_judge(struct fsm_verdict_slots __percpu *slots,
 		this_cpu_write(slots->v[level].tag, 0);
 		barrier();
 		tag = 0;
-		if (will_post) {
+		/* unpairable: no verdict, the post call writes nothing */
+		if (will_post && !fsm_verdict_unpairable(file, rbe)) {
 			v = &this_cpu_ptr(slots)->v[level];
 			v->task = current;
 			v->csw = fsm_trig_csw(current);
@@ -458,7 +499,7 @@ static void notrace fsm_trig_judge(struct fsm_kl_trigger_data *data,
 	if (!rec)	/* an unconditional call: no record to judge */
 		return;
 	fsm_verdict_judge(&fsm_verdicts, (unsigned long)t, t->file,
-			  fsm_trig_will_post(t->data, rec), rec, buffer);
+			  fsm_trig_will_post(t->data, rec), rec, buffer, rbe);
 }
 
 /*
@@ -1134,9 +1175,28 @@ struct fsm_src_trig {
 	struct fsm_src *src;
 	bool linked;	/* both data on src->file->triggers (event_mutex) */
 	bool removal;	/* unlinked by the removal hook's entry (event_mutex) */
+	bool pinned;	/* a reference on src->file (event_file_get()) */
+	u8 freed;	/* halves the kernel took off itself (event_mutex) */
 };
 
 static bool fsm_srct_ready;
+/*
+ * Not memory safety's only guard (review src5, finding 1): the removal
+ * hooks are kprobes, and "echo 0 > /sys/kernel/debug/kprobes/enabled"
+ * disarms them. So each source holds a reference on its event file
+ * (event_file_get(), 6.1.192: a removed file is only marked
+ * EVENT_FILE_FL_FREED while referenced), and a pair is never linked while
+ * kprobes are disarmed. Disarming them while pairs are linked, then
+ * removing an instance or a dynamic event, leaves the kernel's own
+ * clear_event_triggers() to free our data (fsm_srct_free_data(): the
+ * pair is then off the list; tm_ref underflows on the dying file), or a
+ * pair on a removed file that nothing calls (the pinned memory stays
+ * valid for our unlink). Wrong counts and a kernel warning, no memory
+ * corruption.
+ */
+static void (*fsm_k_event_file_get)(struct trace_event_file *file);
+static void (*fsm_k_event_file_put)(struct trace_event_file *file);
+static bool *fsm_k_kprobes_disarmed;
 static void (*fsm_k_update_cond)(struct trace_event_file *file);
 static unsigned long fsm_srct_trim_start, fsm_srct_trim_size;
 
@@ -1152,7 +1212,7 @@ static void notrace fsm_srct_judge(struct fsm_kl_trigger_data *data,
 	local64_inc(&this_cpu_ptr(st->src->pc)->judged);
 	/* linked: the file is alive, and it is the one calling us */
 	fsm_verdict_judge(&fsm_src_verdicts, (unsigned long)st, st->src->file,
-			  true, rec, buffer);
+			  true, rec, buffer, rbe);
 }
 
 /*
@@ -1222,7 +1282,15 @@ static int fsm_srct_print(struct seq_file *m, struct fsm_kl_trigger_data *data)
  */
 static void fsm_srct_free_data(struct fsm_kl_trigger_data *data)
 {
-	WARN_ONCE(1, "stackmap source data freed by the kernel\n");
+	struct fsm_src_trig *st = data->private_data;
+
+	pr_warn_ratelimited("source %s: taken off its event by the kernel (kprobes disarmed?)\n",
+			    st->src->name);
+	st->freed |= data == &st->judge ? 1 : 2;
+	if (st->freed == 3) {
+		st->linked = false;
+		WRITE_ONCE(st->src->gone, true);
+	}
 }
 
 static struct fsm_kl_trigger_ops fsm_srct_jops = {
@@ -1273,6 +1341,11 @@ int fsm_srctrig_prepare(struct fsm_src *src)
 	/* the frames above the post call, as for the stackmap trigger */
 	src->iter_start = fsm_srct_trim_start;
 	src->iter_size = fsm_srct_trim_size;
+	/* resolution holds the event directory's lock: the file is alive */
+	if (fsm_k_event_file_get) {
+		fsm_k_event_file_get(src->file);
+		st->pinned = true;
+	}
 	src->trig = st;
 	return 0;
 }
@@ -1323,8 +1396,17 @@ static void fsm_srct_unlink_locked(struct fsm_src_trig *st)
 int fsm_srctrig_link(struct fsm_src *src)
 {
 	lockdep_assert_held(fsm_k_event_mutex);
-	if (src->trig->linked || READ_ONCE(src->gone))
+	if (src->trig->linked || READ_ONCE(src->gone) || src->trig->freed)
 		return 0;
+	if (src->file->flags & EVENT_FILE_FL_FREED) {
+		WRITE_ONCE(src->gone, true);
+		return 0;
+	}
+	if (fsm_k_kprobes_disarmed && READ_ONCE(*fsm_k_kprobes_disarmed)) {
+		pr_warn_ratelimited("source %s: not attached: kprobes are disarmed (debug/kprobes/enabled), the removal hooks would not run\n",
+				    src->name);
+		return 0;
+	}
 	fsm_srct_link_locked(src->trig);
 	return 0;
 }
@@ -1357,6 +1439,8 @@ void fsm_srctrig_free(struct fsm_src *src)
 		return;
 	WARN_ON_ONCE(st->linked);
 	fsm_verdict_clear(&fsm_src_verdicts, (unsigned long)st);
+	if (st->pinned)
+		fsm_k_event_file_put(src->file);
 	kfree(st);
 	src->trig = NULL;
 }
@@ -1481,6 +1565,15 @@ static const char *fsm_srct_resolve(void)
 	fsm_k_cmd_mutex = fsm_compat_ksym("trigger_cmd_mutex", false);
 	fsm_k_event_mutex = fsm_compat_ksym("event_mutex", false);
 	fsm_k_update_cond = fsm_compat_ksym("update_cond_flag", true);
+	fsm_k_kprobes_disarmed = fsm_compat_ksym("kprobes_all_disarmed", false);
+	fsm_k_event_file_get = fsm_compat_ksym("event_file_get", true);
+	fsm_k_event_file_put = fsm_compat_ksym("event_file_put", true);
+	if (!fsm_k_event_file_get || !fsm_k_event_file_put ||
+	    !fsm_compat_call_target_ok("event_file_get", fsm_k_event_file_get) ||
+	    !fsm_compat_call_target_ok("event_file_put", fsm_k_event_file_put))
+		return "kallsyms: event_file_get or event_file_put not found: event files cannot be pinned";
+	if (!fsm_k_kprobes_disarmed)
+		return "kallsyms: kprobes_all_disarmed not found";
 	fsm_trig_resolve_temp_buffer();
 	if (!fsm_k_commands || !fsm_k_cmd_mutex || !fsm_k_event_mutex ||
 	    !fsm_k_update_cond)
