@@ -263,6 +263,34 @@ check "rmdir of another (F)" rmdir "$F"
 check "kretprobe event removable after the rmdir" \
 	eval "echo '-:fsmkr' >>$T/kprobe_events"
 
+# --- kprobes disarmed: the removal hooks would not run (review src5,
+# finding 1): a source is not attached then (a dmesg line), and the
+# instance goes cleanly (no "freed by the kernel" line, no splat) ---
+KPE=/sys/kernel/debug/kprobes/enabled
+[ -e "$KPE" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+if [ -w "$KPE" ]; then
+	mkdir "$T/instances/sk"
+	K=$T/instances/sk
+	echo sched:sched_switch >"$K/stack_map_events"
+	echo 1 >"$K/$SW/enable"
+	kmsg_mark
+	echo 0 >"$KPE"
+	echo 1 >"$K/options/stackmap"
+	check "kprobes disarmed: a dmesg line says the source is not attached" \
+		eval "kmsg_since | grep -q 'sched:sched_switch: not attached: kprobes are disarmed'"
+	echo 1 >"$K/tracing_on"
+	workload 3
+	echo 0 >"$K/tracing_on"
+	check_eq "... and it records nothing" \
+		"$(srcstat "$K" sched:sched_switch records)" 0
+	check "... and the instance is removed cleanly" rmdir "$K"
+	echo 1 >"$KPE"
+	check_eq "... without the kernel freeing our data" \
+		"$(kmsg_since | grep -c 'taken off its event by the kernel')" 0
+else
+	nok "no writable $KPE"
+fi
+
 # --- rmmod with sources on dynamic events ---
 echo 'p:fsmkp do_sys_openat2' >>"$T/kprobe_events"
 echo 1 >"$B/options/stackmap"
