@@ -356,6 +356,17 @@ def sys_ids(recs, prog, pid):
 def cmd_dedup(c, tracef, prog, pid, pid2=None, reinline=False):
     recs, fmaps = read_trace(tracef)
     unres = resolve(recs, fmaps)
+    if unres:
+        bad = [r for r in recs if r["id"] != ID_NONE and
+               not r["flags"] & (USF_INLINE | USF_FALLBACK) and
+               r.get("rframes") is None]
+        inl = [(r["gen"], r["id"]) for r in recs if r["flags"] & USF_INLINE]
+        c.diag("unresolved: %d of %d records (%d inline); first: %s; "
+               "its (gen, id) inline later: %s; gens seen: %s"
+               % (unres, len(recs), len(inl),
+                  {k: bad[0][k] for k in ("pid", "gen", "id", "flags")},
+                  (bad[0]["gen"], bad[0]["id"]) in inl,
+                  sorted(set(r["gen"] for r in recs))))
     c.eq("every id-only user_stack record has an earlier inline record", unres, 0)
     fb = [r for r in recs if r["flags"] & USF_FALLBACK]
     c.eq("no fallback user_stack records", len(fb), 0)

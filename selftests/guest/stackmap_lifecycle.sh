@@ -325,6 +325,13 @@ part_races() {
 # reference) and enter it; then init fails and the kernel frees the module
 # whatever its refcount. No source of it may survive (a freed tracepoint),
 # and no reference may be put on the freed module (KASAN, see run.sh).
+# insmod_running PID: the process exists and has not exited (not a zombie)
+insmod_running() {
+	local st
+	read -r _ _ st _ <"/proc/$1/stat" 2>/dev/null || return 1
+	[ "$st" != Z ] && [ "$st" != X ]
+}
+
 part_coming() {
 	local rounds=${FSM_LC_COMING:-5} left=0 ins t0
 	if [ ! -f "$TPKO" ]; then
@@ -339,16 +346,19 @@ part_coming() {
 		insmod "$TPKO" fail_init_ms=300 2>/dev/null &
 		ins=$!
 		t0=$SECONDS
-		while [ -d "/proc/$ins" ] && ((SECONDS - t0 < 120)); do
+		# until insmod has exited: a zombie (exited, not reaped yet by
+		# this shell) still has its /proc directory
+		while insmod_running "$ins" && ((SECONDS - t0 < 120)); do
 			echo fsm_tp_test:fsm_tp_ping >"$T/stack_map_events" 2>/dev/null
 			echo sched:sched_switch >"$T/stack_map_events"
 		done
-		if [ -d "/proc/$ins" ]; then
-			# Seen once in session 4 on the debug kernel, not since:
+		if insmod_running "$ins"; then
+			# Seen twice on the debug kernel after the other parts:
 			# leave what a hang needs to be understood, then stop.
 			nok "round $i: insmod of a failing fsm_tp_test did not return in 120 s"
-			diag "insmod: $(tr '\n' ' ' <"/proc/$ins/stack" 2>/dev/null)"
-			echo w >/proc/sysrq-trigger
+			diag "insmod: $(grep -E '^(State|voluntary|nonvoluntary)' "/proc/$ins/status" | tr '\n' ' ')"
+			diag "insmod wchan: $(cat "/proc/$ins/wchan" 2>/dev/null), stack: $(tr '\n' ' ' <"/proc/$ins/stack" 2>/dev/null)"
+			[ -w /proc/sysrq-trigger ] && echo w >/proc/sysrq-trigger
 			return
 		fi
 		wait "$ins" && diag "round $i: insmod fail_init_ms=300 succeeded?"

@@ -13,7 +13,7 @@ export KO=${1:-}
 # (for bits=, the kernel's parameter parser adds its own generic line).
 for arg in bits=5 bits=21 bits=abc bits= events=nosuch:event \
 	events=sched:nosuch events=stackmap:stack_id events=nosuchthing \
-	events=syscalls:sys_enter_openat 'events=sched:sched_switch,!nosuch:x' \
+	events=ftrace:function 'events=sched:sched_switch,!nosuch:x' \
 	events=a:b:c; do
 	kmsg_mark
 	out=$(insmod "$KO" "$arg" 2>&1)
@@ -28,6 +28,12 @@ for arg in bits=5 bits=21 bits=abc bits= events=nosuch:event \
 	check_eq "insmod $arg: one dmesg line" "$(count_ours <<<"$msgs")" 1
 	while IFS= read -r l; do diag "$l"; done <<<"$msgs"
 done
+
+# every event type can be a default source (issue 9, item 1)
+check "insmod events=syscalls:sys_enter_openat (a syscall event)" \
+	load events=syscalls:sys_enter_openat
+check "... is the top level's source" has "$T/stack_map_events" syscalls:sys_enter_openat
+is_loaded && unload
 
 kmsg_mark
 check "insmod bits=12" load bits=12

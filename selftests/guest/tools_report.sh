@@ -174,7 +174,7 @@ if [ $DEBUG = 0 ]; then
 	check_fail "dump of a truncated snapshot: error" eval '"$SR" dump trunc.fsmb 2>trunc.err'
 	check "  ... saying so" grep -q "trunc.fsmb: FSMB" trunc.err
 	check "dump (same boot: /proc/kallsyms)" eval '"$SR" dump top.fsmb >dump.txt'
-	check "dump: kernel frames symbolized" grep -q '^  \[0\] __schedule+0x' dump.txt
+	check "dump: kernel frames symbolized" grep -Eq '^  \[[0-9]+\] __schedule\+0x' dump.txt
 fi
 check "dump --json" eval '"$SR" dump --json top.fsmb >dump.json'
 

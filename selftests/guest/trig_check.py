@@ -58,6 +58,9 @@ TRIM_PREFIX = ("trace_event_raw_event_", "__traceiter_", "perf_trace_",
                "__bpf_trace_")
 
 
+BYNAME = {}  # symbol name -> its addresses (load_ksyms)
+
+
 def load_ksyms(path):
     syms = []
     for line in open(path):
@@ -67,8 +70,27 @@ def load_ksyms(path):
         a = int(p[0], 16)
         if a:
             syms.append((a, p[2], p[3] if len(p) > 3 else ""))
+            BYNAME.setdefault(p[2], []).append(a)
     syms.sort()
     return [s[0] for s in syms], syms
+
+
+def same_frame(o, t):
+    """Our frame (name+off, mod, ip) and the kernel's (name+off, mod, _):
+    equal, or two names of one address (aliases: the kernel may print the
+    other one, e.g. lru_add_drain / lru_add_and_bh_lrus_drain)."""
+    if o[0] == t[0]:
+        return True
+    if t[0].startswith("0x"):
+        # the kernel prints an address it cannot name (the ftrace
+        # trampoline of a kprobe) as 0x...: compare it with our address
+        return int(t[0], 16) == o[2]
+    name, _, off = t[0].partition("+")
+    try:
+        off = int(off, 16) if off else 0
+    except ValueError:
+        return False
+    return any(a + off == o[2] for a in BYNAME.get(name, ()))
 
 
 def symbolize(ksyms, ip):
@@ -225,18 +247,19 @@ def cmd_pairs(c, d, src, ksymf, *opts):
                             "[%s]" % x.split("[", 1)[1] if "[" in x else "",
                             None)
                            for x in kst[0][2]])
-            # the kernel prints an address it cannot name (the ftrace
-            # trampoline of a kprobe) as 0x...: compare it with our address
             ok = len(ours) <= len(theirs) and \
-                all(o[0] == t[0] or (t[0].startswith("0x") and
-                                     int(t[0], 16) == o[2])
-                    for o, t in zip(ours, theirs)) and \
+                all(same_frame(o, t) for o, t in zip(ours, theirs)) and \
                 (len(ours) == len(theirs) or len(ips) >= MAXD)
             ours = [o[0] for o in ours]
             theirs = [t[0] for t in theirs]
             if not ok:
-                bad.append("#%d: ours %s != stacktrace %s"
-                           % (nsrc, ours[:6], theirs[:6]))
+                i = next((k for k, (o, t) in enumerate(zip(ours, theirs))
+                          if o != t), min(len(ours), len(theirs)))
+                bad.append("#%d: ours %s != stacktrace %s (lengths %d/%d "
+                           "of %d ips; first difference at %d: %s / %s)"
+                           % (nsrc, ours[:6], theirs[:6], len(ours),
+                              len(theirs), len(ips), i, ours[i:i + 3],
+                              theirs[i:i + 3]))
                 continue
             ncmp += 1
     c.diag("%s: %d source records, %d with an id record, %d stacks compared"

@@ -368,9 +368,13 @@ static bool notrace fsm_trig_temp_buffer(struct trace_buffer *buffer)
  * and before any id record the post call writes, which would then follow
  * the wrong record (review src5, finding 2). A hist trigger without
  * actions writes nothing, but its actions are not visible from here: any
- * hist trigger counts.
+ * hist trigger counts. A snapshot trigger swaps the instance's buffer
+ * under the reserved record: the id record would go to the new buffer,
+ * after some older record. (The stacktrace trigger and options/stacktrace
+ * write a kernel_stack record after the commit and before our post call:
+ * a record of the kernel's own kind, which readers skip when they pair.)
  */
-#define FSM_NESTED_WRITERS	(ETT_EVENT_HIST | ETT_EVENT_EPROBE)
+#define FSM_NESTED_WRITERS	(ETT_EVENT_HIST | ETT_EVENT_EPROBE | ETT_SNAPSHOT)
 
 /*
  * A record the post call must not get an id for, whatever the filters say:
@@ -378,12 +382,14 @@ static bool notrace fsm_trig_temp_buffer(struct trace_buffer *buffer)
  * - @rbe is longer than the ring buffer takes: such a record reserved in
  *   the per-CPU buffered event (filtered or soft-disabled events) is
  *   dropped by ring_buffer_write() at commit (BUF_MAX_DATA_SIZE, 4072
- *   bytes of data with 4 KiB pages), silently (review src5, finding 3).
- *   The bound below is a little lower than that limit: a record of the
- *   ring buffer itself in the last few bytes gets no id either.
+ *   bytes of data with 4 KiB pages, 8 fewer with absolute time stamps),
+ *   silently (review src5, finding 3). ring_buffer_event_length() of the
+ *   buffered event reads 4 bytes short, so the bound is lower than that
+ *   limit: a record of the ring buffer itself in the last bytes of the
+ *   range gets no id either.
  * Context: the pre-commit trigger call (RCU read side of file->triggers).
  */
-#define FSM_REC_MAX_LEN		(PAGE_SIZE - 40)
+#define FSM_REC_MAX_LEN		(PAGE_SIZE - 64)
 
 static bool notrace fsm_verdict_unpairable(struct trace_event_file *file,
 					   struct ring_buffer_event *rbe)
@@ -1289,7 +1295,8 @@ static void fsm_srct_free_data(struct fsm_kl_trigger_data *data)
 	st->freed |= data == &st->judge ? 1 : 2;
 	if (st->freed == 3) {
 		st->linked = false;
-		WRITE_ONCE(st->src->gone, true);
+		/* clear_event_triggers(): the instance goes (the reaper drops it) */
+		WRITE_ONCE(st->src->gone, FSM_SRC_GONE_INST);
 	}
 }
 
@@ -1399,7 +1406,9 @@ int fsm_srctrig_link(struct fsm_src *src)
 	if (src->trig->linked || READ_ONCE(src->gone) || src->trig->freed)
 		return 0;
 	if (src->file->flags & EVENT_FILE_FL_FREED) {
-		WRITE_ONCE(src->gone, true);
+		/* removed while the hooks were disarmed: drop it (dmesg) */
+		WRITE_ONCE(src->gone, FSM_SRC_GONE_EVENT);
+		fsm_sources_gone_kick();
 		return 0;
 	}
 	if (fsm_k_kprobes_disarmed && READ_ONCE(*fsm_k_kprobes_disarmed)) {

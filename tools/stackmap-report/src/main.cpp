@@ -477,6 +477,15 @@ int run_trace(const Options &o)
 
 	err = t.iterate([&](Rec &x) {
 		if (x.kind == Kind::OTHER) {
+			/*
+			 * The kernel's own stack records (options/stacktrace,
+			 * the stacktrace trigger) come between a source record
+			 * and its id record: never a source.
+			 */
+			if (x.event && !strcmp(x.event->system, "ftrace") &&
+			    (!strcmp(x.event->name, "kernel_stack") ||
+			     !strcmp(x.event->name, "user_stack")))
+				return;
 			Src &s = last[{x.buf, x.cpu}];
 			s.event = event_name(x.event);
 			s.valid = true;
