@@ -122,6 +122,22 @@ mkfifo "$TMPD/fifo"
 exec 9<>"$TMPD/fifo"
 nap() { read -r -t "${1:-0.002}" -u 9 _ || true; }
 
+# trig_checks FILE: run the trig_check.py commands saved in FILE (one per
+# line) and report their ok/not ok lines as ours.
+trig_checks() {
+	local rc bad=0 l
+	"$PY" -S "$HERE/trig_check.py" <"$1" >"$TMPD/tc.out" 2>&1
+	rc=$?
+	while IFS= read -r l; do
+		case $l in
+		"ok - "*) ok "${l#ok - }" ;;
+		"not ok - "*) nok "${l#not ok - }"; bad=1 ;;
+		*) echo "# $l" ;;
+		esac
+	done <"$TMPD/tc.out"
+	[ "$rc" = 0 ] || [ $bad = 1 ] || nok "trig_check.py exited with $rc"
+}
+
 workload() {
 	local i
 	for ((i = 0; i < ${1:-20}; i++)); do

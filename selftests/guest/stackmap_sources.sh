@@ -316,15 +316,5 @@ check "synthetic event removable after rmmod" \
 rmdir "$B"
 
 diag "running the saved checks (python)"
-"$PY" -S "$HERE/trig_check.py" <"$TC" >"$TMPD/tc.out" 2>&1
-rc=$?
-bad=0
-while IFS= read -r l; do
-	case $l in
-	"ok - "*) ok "${l#ok - }" ;;
-	"not ok - "*) nok "${l#not ok - }"; bad=1 ;;
-	*) echo "# $l" ;;
-	esac
-done <"$TMPD/tc.out"
-[ "$rc" = 0 ] || [ $bad = 1 ] || nok "trig_check.py exited with $rc"
+trig_checks "$TC"
 finish

@@ -60,12 +60,8 @@ for e in stack_id_user stack_def stack_fallback stack_reset; do
 	ours=$ours,$(<"$T/events/stackmap/$e/id")
 done
 
-# sum of FIELD over the rbraw.py lines of the type ids in IDS
-tsum() { # FILE IDS FIELD
-	awk -v ids="$2" -v f="$3" 'BEGIN { n = split(ids, a, ","); for (i = 1; i <= n; i++) want["type=" a[i]] = 1 }
-		want[$1] { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == f) s += kv[2] } }
-		END { print s + 0 }' "$1"
-}
+# shellcheck source=tools/bench/lib.sh
+. "$(dirname "$0")/lib.sh"	# tsum
 
 # 1. a filter that keeps about 10%
 filtered() { # MODE

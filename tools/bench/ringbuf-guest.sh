@@ -64,12 +64,8 @@ run() {
 	reset_trace
 }
 
-# bytes/count of type ids (comma separated) in an rbraw.py output
-tsum() { # FILE IDS FIELD
-	awk -v ids="$2" -v f="$3" 'BEGIN { n = split(ids, a, ","); for (i = 1; i <= n; i++) want["type=" a[i]] = 1 }
-		want[$1] { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == f) s += kv[2] } }
-		END { print s + 0 }' "$1"
-}
+# shellcheck source=tools/bench/lib.sh
+. "$(dirname "$0")/lib.sh"	# tsum
 
 grep -q '^ftrace_stackmap ' /proc/modules || insmod "$ko" bits=14
 echo "$event" > $T/stack_map_events
