@@ -50,18 +50,13 @@ reset_trace() {
 	echo > $T/trace
 }
 
+# shellcheck source=tools/bench/lib.sh
+. "$(dirname "$0")/lib.sh"	# tsum, type_ids
+
 grep -q '^ftrace_stackmap ' /proc/modules || insmod "$ko"
 echo raw_syscalls:sys_enter > $T/stack_map_events
 src=$(<$E/id)
-ks=$(sed -n 's/^ID: //p' $T/events/ftrace/kernel_stack/format)
-sid=$(<$T/events/stackmap/stack_id/id)
-ours=$sid
-for e in stack_id_user stack_def stack_fallback stack_reset; do
-	ours=$ours,$(<"$T/events/stackmap/$e/id")
-done
-
-# shellcheck source=tools/bench/lib.sh
-. "$(dirname "$0")/lib.sh"	# tsum
+type_ids	# ks, sid, ours (lib.sh)
 
 # 1. a filter that keeps about 10%
 filtered() { # MODE

@@ -70,12 +70,7 @@ run() {
 grep -q '^ftrace_stackmap ' /proc/modules || insmod "$ko" bits=14
 echo "$event" > $T/stack_map_events
 src=$(<"$T/events/$sys/$ev/id")
-ks=$(sed -n 's/^ID: //p' $T/events/ftrace/kernel_stack/format)
-sid=$(<$T/events/stackmap/stack_id/id)
-ours=$sid
-for e in stack_id_user stack_def stack_fallback stack_reset; do
-	ours=$ours,$(<"$T/events/stackmap/$e/id")
-done
+type_ids	# ks, sid, ours (lib.sh)
 
 # 1. bytes per source event, large buffer (every record kept)
 rounds=${FSM_BENCH_ROUNDS:-20}
