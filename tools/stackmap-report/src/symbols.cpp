@@ -186,25 +186,22 @@ UserFrame UserSyms::frame(uint64_t file_id, uint64_t word, const std::string &pa
 	UserFrame f;
 	uint64_t off = word & FSM_UFR_OFFSET_MASK;
 	char b[64];
-	if (word & FSM_UFR_NOVMA) {
-		snprintf(b, sizeof(b), "[novma] 0x%" PRIx64, off);
-		f.where = b;
-		return f;
-	}
-	if (word & FSM_UFR_ANON) {
-		snprintf(b, sizeof(b), "[anon] 0x%" PRIx64, off);
-		f.where = b;
-		return f;
-	}
-	if (word & FSM_UFR_VDSO) {
-		snprintf(b, sizeof(b), "[vdso]+0x%" PRIx64, off);
-		f.where = b;
-		return f;
-	}
-	if (word & FSM_UFR_SPECIAL) {
-		snprintf(b, sizeof(b), "[special] 0x%" PRIx64, off);
-		f.where = b;
-		return f;
+	/* frames without a file: the kind and the offset, in this order */
+	static const struct {
+		uint64_t flag;
+		const char *prefix;
+	} kinds[] = {
+		{FSM_UFR_NOVMA, "[novma] 0x"},
+		{FSM_UFR_ANON, "[anon] 0x"},
+		{FSM_UFR_VDSO, "[vdso]+0x"},
+		{FSM_UFR_SPECIAL, "[special] 0x"},
+	};
+	for (const auto &k : kinds) {
+		if (word & k.flag) {
+			snprintf(b, sizeof(b), "%s%" PRIx64, k.prefix, off);
+			f.where = b;
+			return f;
+		}
 	}
 	snprintf(b, sizeof(b), "+0x%" PRIx64, off);
 	if (path.empty()) {
