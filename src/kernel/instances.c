@@ -171,6 +171,7 @@ static void fsm_inst_release(struct kref *ref)
 	fsm_map_free(inst->umap);	/* user stacks (ustack.c) */
 	free_percpu(inst->pcpu);
 	dput(inst->dir);
+	kfree(inst->src_pat);
 	kfree(inst->name);
 	kfree(inst);
 }

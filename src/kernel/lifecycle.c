@@ -688,6 +688,8 @@ void fsm_lifecycle_stop(void)
 	WRITE_ONCE(fsm_worker_on, false);
 	mutex_unlock(&fsm_mutex);
 
+	/* no replay of standing patterns: the module notifier is still here */
+	fsm_sources_follow_stop();
 	fsm_unwatch_instances();	/* no handler runs after this */
 	/* the work may arm the retry and the retry may queue the work */
 	cancel_work_sync(&fsm_sync_work);

@@ -617,7 +617,8 @@ static u64 fsm_src_sum(struct fsm_src *src, size_t off)
 	fsm_src_sum(src, offsetof(struct fsm_src_pcpu, field))
 
 /*
- * The per-source section, last: one line per chosen source event,
+ * The per-source section, last: "source_patterns: P" (the standing
+ * patterns, empty if none), then one line per chosen source event,
  * "source SYS:EV: hits=H filtered=F records=R drops=D no_verdict=N"
  * (hits: source records kept; filtered: discarded by the event's filter,
  * soft disable or pid filter; records: id records written for it; drops:
@@ -633,6 +634,8 @@ static void fsm_stat_sources(struct seq_file *m, struct fsm_inst *inst)
 	struct fsm_src *src;
 
 	mutex_lock(&fsm_mutex);
+	/* the standing patterns (sources.c, "Patterns that follow") */
+	seq_printf(m, "source_patterns: %s\n", inst->src_pat ?: "");
 	list_for_each_entry(src, &inst->sources, list) {
 		u64 hits = FSM_SRC_PCPU(src, hits);
 		u64 filtered = FSM_SRC_PCPU(src, filtered);

@@ -9,8 +9,26 @@
  *   name          every event of system "name" and every event named "name"
  *   !pattern      remove what the pattern matches from the chosen set
  * Tokens apply in order. Patterns are resolved to concrete events when
- * written (like set_event: an event that appears later, e.g. with a module,
- * is not added by an earlier "sys:*").
+ * written, like set_event; a wildcard must match at least one event then
+ * (a typo is -EINVAL, not a silent no-op).
+ *
+ * Patterns that follow (issue 9 item 1): unlike set_event, the wildcard
+ * tokens stand. An event that appears later (a dynamic event created with
+ * kprobe_events, uprobe_events, synthetic_events or an eprobe; the events
+ * of a module loaded later) and that the standing patterns choose becomes
+ * a source of the instance, with one dmesg line. The standing patterns are
+ * the wildcard and '!' tokens written since the last '>' write (or the
+ * events= defaults), kept in order in inst->src_pat; a named event is a
+ * choice of that event only: once removed, it does not come back when an
+ * event of that name is made again. Replaying the standing patterns on the
+ * events that exist gives the chosen set minus the named events, so a
+ * replay only ever adds events that appeared since (FSM_SRC_FOLLOW: '!'
+ * tokens remove from what the replay adds, never from the set). The replay
+ * runs from a work item (fsm_sources_follow_fn()), kicked by a kretprobe
+ * on trace_add_event_call() (trigger.c) and by the module notifier at
+ * MODULE_STATE_LIVE: both come after the event's files exist in every
+ * instance, so the work sees them; a kick while the work runs queues it
+ * again.
  *
  * Every event type qualifies (issue 9 item 1) when sources go through
  * trigger data (trigger.c, "Sources through hidden trigger data"):
@@ -156,6 +174,13 @@ static LIST_HEAD(fsm_src_pending);
  * when freed, one grace period before its memory goes.
  */
 LIST_HEAD(fsm_src_all);
+
+/* Standing patterns: at most this many tokens an instance (fsm_pat_join()) */
+#define FSM_PAT_MAX_TOKENS	64
+/* kicks of the replay so far (fsm_sources_follow_kick()) */
+static atomic_t fsm_follow_kicks = ATOMIC_INIT(0);
+static void fsm_sources_follow_fn(struct work_struct *work);
+static DECLARE_WORK(fsm_sources_follow_work, fsm_sources_follow_fn);
 
 /* A reference on @mod for @src, pending until entered. Return: taken. */
 static bool fsm_src_modref_get(struct fsm_src *src, struct module *mod)
@@ -351,6 +376,26 @@ struct fsm_walk {
 	const char *sys;
 };
 
+/* Is sys:ev a source of @inst (not gone)? Context: task; takes fsm_mutex. */
+static bool fsm_src_chosen(struct fsm_inst *inst, const char *sys,
+			   const char *ev)
+{
+	size_t len = strlen(sys);
+	struct fsm_src *src;
+	bool found = false;
+
+	mutex_lock(&fsm_mutex);
+	list_for_each_entry(src, &inst->sources, list) {
+		if (!READ_ONCE(src->gone) && !strncmp(src->name, sys, len) &&
+		    src->name[len] == ':' && !strcmp(src->name + len + 1, ev)) {
+			found = true;
+			break;
+		}
+	}
+	mutex_unlock(&fsm_mutex);
+	return found;
+}
+
 static bool fsm_walk_sys(const char *name, void *arg)
 {
 	const struct fsm_walk *w = arg;
@@ -415,6 +460,89 @@ static int fsm_resolve_wild(struct fsm_inst *inst, struct fsm_tok *t,
 		fsm_warn(who, "'%.64s' matches no event that can be a source (%s)\n",
 			 t->text, fsm_inst_label(inst));
 	return found ? found : -EINVAL;
+}
+
+/*
+ * What the standing patterns decide for sys:ev: the last token that
+ * matches it (a '!' token: not chosen); none: not chosen.
+ */
+static bool fsm_pat_choose(const struct fsm_tok *toks, unsigned int nr,
+			   const char *sys, const char *ev)
+{
+	unsigned int i = nr;
+
+	while (i--)
+		if (fsm_tok_match(&toks[i], sys, ev))
+			return !toks[i].neg;
+	return false;
+}
+
+struct fsm_follow {
+	const struct fsm_tok *toks;
+	unsigned int nr;
+	const char *sys;
+};
+
+static bool fsm_follow_sys(const char *name, void *arg)
+{
+	return strcmp(name, "stackmap");	/* ours */
+}
+
+static bool fsm_follow_ev(const char *name, void *arg)
+{
+	const struct fsm_follow *f = arg;
+
+	return fsm_pat_choose(f->toks, f->nr, f->sys, name);
+}
+
+/*
+ * A replay (FSM_SRC_FOLLOW): one walk of the instance's events/, each
+ * event decided by name (fsm_pat_choose()); only the chosen events that
+ * are not sources yet are resolved, into @out. Bounded by the events that
+ * exist times FSM_PAT_MAX_TOKENS; stops when the module unloads.
+ * Return: 0 or -errno.
+ */
+static int fsm_resolve_follow(struct fsm_inst *inst, const struct fsm_tok *toks,
+			      unsigned int nr, struct list_head *out)
+{
+	struct fsm_follow f = { .toks = toks, .nr = nr };
+	struct dentry *events, *sysdir;
+	struct fsm_name *s, *e;
+	LIST_HEAD(systems);
+	int ret;
+
+	events = fsm_compat_lookup(inst->dir, "events");
+	if (!events)
+		return -ENODEV;
+	ret = fsm_compat_list_subdirs(events, fsm_follow_sys, &f, &systems);
+	list_for_each_entry(s, &systems, list) {
+		LIST_HEAD(evs);
+
+		if (!ret && READ_ONCE(fsm_shutting_down))
+			ret = -ENODEV;
+		if (ret)
+			break;
+		sysdir = fsm_compat_lookup(events, s->name);
+		if (!sysdir)
+			continue;
+		f.sys = s->name;
+		ret = fsm_compat_list_subdirs(sysdir, fsm_follow_ev, &f, &evs);
+		dput(sysdir);
+		list_for_each_entry(e, &evs, list) {
+			if (ret)
+				break;
+			if (fsm_src_chosen(inst, s->name, e->name))
+				continue;
+			ret = fsm_resolve_one(inst, s->name, e->name, false,
+					      "stack_map_events", out);
+			ret = ret > 0 ? 0 : ret;
+		}
+		fsm_free_names(&evs);
+		cond_resched();
+	}
+	fsm_free_names(&systems);
+	dput(events);
+	return ret;
 }
 
 /* Does a negative token name something that exists? */
@@ -545,10 +673,121 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 		list_move_tail(&src->list, &inst->sources);
 		/* entered: from now on the module notifier protects it */
 		fsm_src_unpend(src);
+		if (mode & FSM_SRC_FOLLOW)
+			pr_info_ratelimited("%s: source event %s added: it appeared and the chosen patterns match it\n",
+					    fsm_inst_label(inst), src->name);
 	}
-	inst->sources_set = true;
+	if (!(mode & FSM_SRC_FOLLOW))
+		inst->sources_set = true;
 	return 0;
 }
+
+/* The standing form of a token (see "Patterns that follow"), or NULL. */
+static char *fsm_tok_standing(const struct fsm_tok *t)
+{
+	if (!t->neg && t->sys && t->ev)
+		return NULL;	/* a named event: chosen once */
+	if (t->any)
+		return kasprintf(GFP_KERNEL, "%s%s", t->neg ? "!" : "", t->any);
+	return kasprintf(GFP_KERNEL, "%s%s:%s", t->neg ? "!" : "",
+			 t->sys ?: "*", t->ev ?: "*");
+}
+
+/*
+ * The standing patterns after a write of @toks: @old (NULL for a '>'
+ * write) followed by the standing tokens of @toks, compacted without
+ * changing what they choose for any event (the last matching token
+ * decides, fsm_pat_choose()): of identical tokens only the last one is
+ * kept, and '!' tokens before the first positive one are dropped (they
+ * exclude from nothing). So toggling an event with '>>' never grows them.
+ * Return: a new string, NULL when there is none, or an ERR_PTR (-EINVAL:
+ * more than FSM_PAT_MAX_TOKENS tokens or FSM_SRC_TEXT_MAX bytes, with one
+ * dmesg line; -ENOMEM).
+ */
+static char *fsm_pat_join(const char *old, const struct fsm_tok *toks,
+			  unsigned int nr, const char *who)
+{
+	unsigned int n = 0, max = nr + FSM_PAT_MAX_TOKENS, i, j, kept = 0;
+	char **tv, *copy = NULL, *p, *tok, *pat = NULL;
+	size_t len = 0;
+	bool pos = false;
+
+	tv = kcalloc(max, sizeof(*tv), GFP_KERNEL);
+	if (!tv)
+		return ERR_PTR(-ENOMEM);
+	if (old) {
+		copy = kstrdup(old, GFP_KERNEL);
+		if (!copy)
+			goto nomem;
+		p = copy;
+		while ((tok = strsep(&p, " ")) && n < FSM_PAT_MAX_TOKENS)
+			if (*tok)
+				tv[n++] = kstrdup(tok, GFP_KERNEL);
+	}
+	for (i = 0; i < nr; i++) {
+		if (!toks[i].neg && toks[i].sys && toks[i].ev)
+			continue;
+		tv[n++] = fsm_tok_standing(&toks[i]);
+	}
+	for (i = 0; i < n; i++)
+		if (!tv[i])
+			goto nomem;
+	/* from the end: drop a token identical to a later kept one */
+	for (i = n; i--; ) {
+		for (j = i + 1; j < n; j++)
+			if (tv[j] && !strcmp(tv[i], tv[j]))
+				break;
+		if (j < n) {
+			kfree(tv[i]);
+			tv[i] = NULL;
+		}
+	}
+	/* from the start: '!' before the first positive token */
+	for (i = 0; i < n; i++) {
+		if (!tv[i])
+			continue;
+		pos |= tv[i][0] != '!';
+		if (!pos) {
+			kfree(tv[i]);
+			tv[i] = NULL;
+			continue;
+		}
+		kept++;
+		len += strlen(tv[i]) + 1;
+	}
+	if (kept > FSM_PAT_MAX_TOKENS || len > FSM_SRC_TEXT_MAX) {
+		fsm_warn(who, "more than %d standing patterns (or %d bytes): write the set anew with '>'\n",
+			 FSM_PAT_MAX_TOKENS, FSM_SRC_TEXT_MAX);
+		pat = ERR_PTR(-EINVAL);
+		goto out;
+	}
+	if (!kept)
+		goto out;
+	pat = kmalloc(len, GFP_KERNEL);
+	if (!pat)
+		goto nomem;
+	len = 0;
+	for (i = 0; i < n; i++) {
+		if (!tv[i])
+			continue;
+		if (len)
+			pat[len++] = ' ';
+		strcpy(pat + len, tv[i]);
+		len += strlen(tv[i]);
+	}
+	goto out;
+nomem:
+	pat = ERR_PTR(-ENOMEM);
+out:
+	for (i = 0; i < n; i++)
+		kfree(tv[i]);
+	kfree(tv);
+	kfree(copy);
+	return pat;
+}
+
+static int fsm_sources_do(struct fsm_inst *inst, const char *text,
+			  unsigned int mode, u32 seq);
 
 /**
  * fsm_sources_update - change the source events of an instance.
@@ -571,13 +810,28 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 int fsm_sources_update(struct fsm_inst *inst, const char *text,
 		       unsigned int mode)
 {
+	return fsm_sources_do(inst, text, mode & ~FSM_SRC_FOLLOW, 0);
+}
+
+/*
+ * fsm_sources_update(), and the replay of the standing patterns @text
+ * (FSM_SRC_FOLLOW) that were at sequence number @seq: applied only if
+ * they are still the instance's patterns.
+ */
+static int fsm_sources_do(struct fsm_inst *inst, const char *text,
+			  unsigned int mode, u32 seq)
+{
 	const char *who = mode & (FSM_SRC_DEFAULTS | FSM_SRC_PARAM) ?
 			  "events=" : "stack_map_events";
-	struct fsm_tok *toks = NULL;
+	bool follow = mode & FSM_SRC_FOLLOW;
+	struct fsm_tok *toks = NULL, *add;
 	unsigned int nr = 0, max, i;
-	char *buf, *p, *tok;
+	char *buf, *p, *tok, *pat;
 	LIST_HEAD(removed);
-	int ret = 0;
+	int ret = 0, kicks;
+
+	/* see fsm_sources_follow_kick(): before any lookup */
+	kicks = atomic_read_acquire(&fsm_follow_kicks);
 
 	if (strlen(text) > FSM_SRC_TEXT_MAX) {
 		fsm_warn(who, "text longer than %d bytes\n", FSM_SRC_TEXT_MAX);
@@ -587,11 +841,14 @@ int fsm_sources_update(struct fsm_inst *inst, const char *text,
 	if (!buf)
 		return -ENOMEM;
 	max = strlen(buf) / 2 + 1;
-	toks = kcalloc(max, sizeof(*toks), GFP_KERNEL);
+	/* one more: what a replay adds */
+	toks = kcalloc(max + 1, sizeof(*toks), GFP_KERNEL);
 	if (!toks) {
 		kfree(buf);
 		return -ENOMEM;
 	}
+	add = &toks[max];
+	INIT_LIST_HEAD(&add->srcs);
 
 	p = buf;
 	while ((tok = strsep(&p, " \t\n\r,")) && nr < max) {
@@ -599,6 +856,8 @@ int fsm_sources_update(struct fsm_inst *inst, const char *text,
 
 		if (!*tok)
 			continue;
+		/* a slot given back by a skipped default token is reused */
+		memset(t, 0, sizeof(*t));
 		INIT_LIST_HEAD(&t->srcs);
 		nr++;
 		if (fsm_tok_parse(tok, t)) {
@@ -606,6 +865,8 @@ int fsm_sources_update(struct fsm_inst *inst, const char *text,
 			ret = -EINVAL;
 			break;
 		}
+		if (follow)
+			continue;	/* decided by name, in one walk below */
 		if (t->neg)
 			ret = fsm_check_neg(inst, t, who);
 		else if (t->sys && t->ev)
@@ -625,20 +886,48 @@ int fsm_sources_update(struct fsm_inst *inst, const char *text,
 		if (ret)
 			break;
 	}
+	if (!ret && follow)
+		ret = fsm_resolve_follow(inst, toks, nr, &add->srcs);
 	if (ret)
 		goto out;
 
 	/* event_mutex: the trigger path links trigger data (tracing.h order) */
 	fsm_event_lock();
 	mutex_lock(&fsm_mutex);
-	if (!fsm_inst_alive(inst) || fsm_shutting_down)
+	pat = NULL;
+	if (!fsm_inst_alive(inst) || fsm_shutting_down) {
 		ret = -ENODEV;
-	else if ((mode & FSM_SRC_DEFAULTS) && inst->sources_set)
+	} else if ((mode & FSM_SRC_DEFAULTS) && inst->sources_set) {
 		ret = 0;	/* chosen explicitly meanwhile: keep that */
-	else
-		ret = fsm_sources_apply_locked(inst, toks, nr, mode, &removed);
+	} else if (follow) {
+		/* the patterns changed since the copy: replay the new ones */
+		if (inst->src_pat_seq != seq)
+			ret = -EAGAIN;
+		else
+			ret = fsm_sources_apply_locked(inst, add, 1, mode,
+						       &removed);
+	} else {
+		pat = fsm_pat_join(mode & FSM_SRC_REPLACE ? NULL : inst->src_pat,
+				   toks, nr, who);
+		ret = IS_ERR(pat) ? PTR_ERR(pat) :
+		      fsm_sources_apply_locked(inst, toks, nr, mode, &removed);
+		if (!ret) {
+			swap(pat, inst->src_pat);
+			inst->src_pat_seq++;
+		}
+	}
 	mutex_unlock(&fsm_mutex);
 	fsm_event_unlock();
+	if (!IS_ERR(pat))
+		kfree(pat);
+	/*
+	 * An event made while this write resolved may have been missed by
+	 * the lookups, and by a replay that saw the patterns before this
+	 * commit: replay once more (see fsm_sources_follow_kick()).
+	 */
+	smp_mb();	/* the commit above before the read below */
+	if (!follow && !ret && atomic_read(&fsm_follow_kicks) != kicks)
+		fsm_sources_follow_kick();
 
 	if (!list_empty(&removed)) {
 		/* detached: wait for probes still running on them */
@@ -648,6 +937,7 @@ int fsm_sources_update(struct fsm_inst *inst, const char *text,
 out:
 	for (i = 0; i < nr; i++)
 		fsm_sources_free(&toks[i].srcs);
+	fsm_sources_free(&add->srcs);
 	kfree(toks);
 	kfree(buf);
 	return ret;
@@ -783,6 +1073,8 @@ static int fsm_module_notify(struct notifier_block *nb, unsigned long state,
 	unsigned long idx;
 	LIST_HEAD(removed);
 
+	if (state == MODULE_STATE_LIVE && mod->num_trace_events)
+		fsm_sources_follow_kick();	/* its events exist now */
 	if (state != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
 	fsm_event_lock();
@@ -866,6 +1158,100 @@ void fsm_sources_gone_kick(void)
 	schedule_work(&fsm_sources_gone_work);
 }
 
+/*
+ * Replay the standing patterns of every instance that has some (see
+ * "Patterns that follow" at the top). Instances are visited by id, one
+ * reference at a time; one made meanwhile resolved its patterns itself.
+ * Context: task (system workqueue).
+ */
+static void fsm_sources_follow_fn(struct work_struct *work)
+{
+	unsigned long idx, start = 0;
+	struct fsm_inst *inst;
+	unsigned int tries;
+	char *pat;
+	u32 seq;
+	int ret;
+
+	for (;;) {
+		bool found = false;
+
+		mutex_lock(&fsm_mutex);
+		if (fsm_shutting_down) {
+			mutex_unlock(&fsm_mutex);
+			return;
+		}
+		xa_for_each_start(&fsm_insts, idx, inst, start) {
+			if (inst->src_pat && fsm_inst_alive(inst)) {
+				found = true;
+				break;
+			}
+		}
+		mutex_unlock(&fsm_mutex);
+		if (!found)
+			return;
+		start = idx + 1;
+		inst = fsm_inst_get_by_id(idx);
+		if (!inst)
+			continue;
+		for (tries = 0; ; tries++) {
+			mutex_lock(&fsm_mutex);
+			pat = inst->src_pat ? kstrdup(inst->src_pat, GFP_KERNEL) :
+			      NULL;
+			seq = inst->src_pat_seq;
+			mutex_unlock(&fsm_mutex);
+			ret = pat ? fsm_sources_do(inst, pat, FSM_SRC_FOLLOW, seq) :
+			      0;
+			kfree(pat);
+			/* a write changed the patterns meanwhile: theirs */
+			if (ret != -EAGAIN)
+				break;
+			if (tries == 3) {
+				fsm_sources_follow_kick();	/* later */
+				break;
+			}
+		}
+		if (ret && ret != -ENODEV && ret != -EAGAIN)
+			pr_warn_ratelimited("%s: new events not checked against the chosen patterns (%d)\n",
+					    fsm_inst_label(inst), ret);
+		fsm_inst_put(inst);
+		cond_resched();
+	}
+}
+
+/**
+ * fsm_sources_follow_kick - events appeared: replay the standing patterns.
+ *
+ * The count pairs with the one a write reads before its lookups and again
+ * after its commit (fsm_sources_do()), in the store-buffering pattern: the
+ * kick stores the count then the work reads the patterns (fully ordered
+ * increment; the work runs after it is queued); the write stores the
+ * patterns (its commit) then reads the count (smp_mb()). One of the two
+ * sees the other: the work replays the new patterns, or the write kicks
+ * again. The event's files exist before the kick (it comes after
+ * trace_add_event_call() or a module's COMING notifier), so a write whose
+ * first read already sees the count also sees the event in its lookups.
+ * Context: any (a kretprobe handler, the module notifier).
+ */
+void fsm_sources_follow_kick(void)
+{
+	atomic_inc_return(&fsm_follow_kicks);
+	schedule_work(&fsm_sources_follow_work);
+}
+
+/**
+ * fsm_sources_follow_stop - no replay from now on (rmmod).
+ *
+ * A replay resolves events and takes references on their modules: it
+ * must end while the module notifier still guards them (a COMING module
+ * whose init fails is freed whatever its count, see fsm_src_pending_lock).
+ * Context: task, fsm_shutting_down set (the work does nothing any more).
+ */
+void fsm_sources_follow_stop(void)
+{
+	cancel_work_sync(&fsm_sources_follow_work);
+}
+
 static struct notifier_block fsm_module_nb = {
 	.notifier_call = fsm_module_notify,
 	.priority = 2,	/* before trace events (1) and tracepoints (0) */
@@ -896,4 +1282,6 @@ void fsm_sources_exit(void)
 	fsm_module_nb_registered = false;
 	/* the removal hooks are gone (fsm_srctrig_exit()): nothing requeues */
 	flush_work(&fsm_sources_gone_work);
+	/* nor the creation hook and the notifier: the last replay */
+	cancel_work_sync(&fsm_sources_follow_work);
 }

@@ -236,6 +236,14 @@ struct fsm_inst {
 	atomic_t epoch;
 	struct list_head sources;
 	bool sources_set;
+	/*
+	 * The standing patterns (sources.c, "Patterns that follow"): the
+	 * wildcard and '!' tokens chosen since the last '>' write, in order,
+	 * re-applied to events that appear later; NULL: none. With their
+	 * sequence number, bumped on each change. Under fsm_mutex.
+	 */
+	char *src_pat;
+	u32 src_pat_seq;
 
 	/*
 	 * Serialises the creation of map and umap (fsm_inst_prepare_map(),
@@ -313,6 +321,8 @@ int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
 #define FSM_SRC_REPLACE		0x1
 #define FSM_SRC_DEFAULTS	0x2
 #define FSM_SRC_PARAM		0x4
+/* internal to sources.c: add what the standing patterns match now */
+#define FSM_SRC_FOLLOW		0x8
 /*
  * Longest text of one fsm_sources_update() call: a stack_map_events write
  * (4096 bytes) and the unfinished token held before it (4096 bytes at most).
@@ -332,6 +342,8 @@ void fsm_sources_exit(void);
 extern spinlock_t fsm_src_pending_lock;
 extern struct list_head fsm_src_all;
 void fsm_sources_gone_kick(void);
+void fsm_sources_follow_kick(void);
+void fsm_sources_follow_stop(void);
 
 /* trigger.c */
 void fsm_trigger_init(void);

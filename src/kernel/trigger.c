@@ -1554,7 +1554,28 @@ static struct kretprobe fsm_srct_rm_krp = {
 	.maxactive = 8,		/* callers are serialised by event_mutex */
 };
 
-static bool fsm_srct_kp_on, fsm_srct_krp_on;
+/*
+ * trace_add_event_call() returned: a dynamic event exists now, with its
+ * files in every instance (__add_event_to_tracers() ran before the
+ * return): standing patterns may choose it (sources.c, "Patterns that
+ * follow"). Context: the function's return, event_mutex held by the
+ * caller; the work waits for it.
+ */
+static int fsm_srct_add_ret(struct kretprobe_instance *ri,
+			    struct pt_regs *regs)
+{
+	if ((int)regs_return_value(regs) >= 0)
+		fsm_sources_follow_kick();
+	return 0;
+}
+
+static struct kretprobe fsm_srct_add_krp = {
+	.kp.symbol_name = "trace_add_event_call",
+	.handler = fsm_srct_add_ret,
+	.maxactive = 8,		/* callers are serialised by event_mutex */
+};
+
+static bool fsm_srct_kp_on, fsm_srct_krp_on, fsm_srct_add_on;
 
 /* Resolve, check and hook. Return: NULL, or why not (for dmesg). */
 static const char *fsm_srct_resolve(void)
@@ -1635,6 +1656,10 @@ void fsm_srctrig_init(void)
 		return;
 	}
 	WRITE_ONCE(fsm_srct_ready, true);
+	/* not needed for sources, only for patterns to follow new events */
+	fsm_srct_add_on = !register_kretprobe(&fsm_srct_add_krp);
+	if (!fsm_srct_add_on)
+		pr_warn("no kretprobe on trace_add_event_call: dynamic events made later are not added by the chosen patterns\n");
 }
 
 /**
@@ -1643,6 +1668,9 @@ void fsm_srctrig_init(void)
  */
 void fsm_srctrig_exit(void)
 {
+	if (fsm_srct_add_on)
+		unregister_kretprobe(&fsm_srct_add_krp);
+	fsm_srct_add_on = false;
 	if (fsm_srct_krp_on)
 		unregister_kretprobe(&fsm_srct_rm_krp);
 	if (fsm_srct_kp_on)
