@@ -176,22 +176,30 @@ static LIST_HEAD(fsm_src_pending);
 LIST_HEAD(fsm_src_all);
 
 /* Standing patterns: at most this many tokens an instance (fsm_pat_join()) */
-#define FSM_PAT_MAX_TOKENS	64
+#define FSM_PAT_MAX_TOKENS	256
 /* kicks of the replay so far (fsm_sources_follow_kick()) */
 static atomic_t fsm_follow_kicks = ATOMIC_INIT(0);
 static void fsm_sources_follow_fn(struct work_struct *work);
 static DECLARE_WORK(fsm_sources_follow_work, fsm_sources_follow_fn);
 
-/* A reference on @mod for @src, pending until entered. Return: taken. */
-static bool fsm_src_modref_get(struct fsm_src *src, struct module *mod)
+/*
+ * A reference on @mod for @src, pending until entered. Return: taken.
+ * @noref (a replay): pending without a reference, so that a replay never
+ * makes "rmmod" of a module just loaded fail: the GOING notifier marks
+ * the source mod_gone under the same lock either way, and it is then
+ * never entered (the reference only keeps the module from going in the
+ * meantime, which a replay does not need).
+ */
+static bool fsm_src_modref_get(struct fsm_src *src, struct module *mod,
+			       bool noref)
 {
 	bool ok;
 
 	spin_lock(&fsm_src_pending_lock);
-	ok = try_module_get(mod);
+	ok = noref ? module_is_live(mod) : try_module_get(mod);
 	if (ok) {
 		src->mod = mod;
-		src->modref = true;
+		src->modref = !noref;
 		list_add_tail(&src->pending, &fsm_src_pending);
 	}
 	spin_unlock(&fsm_src_pending_lock);
@@ -257,7 +265,7 @@ void fsm_sources_free(struct list_head *list)
  */
 static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 			   const char *ev, bool named, const char *who,
-			   struct list_head *out)
+			   struct list_head *out, bool replay)
 {
 	struct trace_event_call *call;
 	struct trace_event_file *file;
@@ -321,7 +329,7 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 	}
 	/* the module notifier protects entered sources; until then, this */
 	if (!(call->flags & TRACE_EVENT_FL_DYNAMIC) && call->module &&
-	    !fsm_src_modref_get(src, call->module)) {
+	    !fsm_src_modref_get(src, call->module, replay)) {
 		if (named)
 			fsm_warn(who, "%s:%s: its module is going away\n",
 				 sys, ev);
@@ -445,7 +453,7 @@ static int fsm_resolve_wild(struct fsm_inst *inst, struct fsm_tok *t,
 			if (ret)
 				break;
 			ret = fsm_resolve_one(inst, s->name, e->name, false, who,
-					      &t->srcs);
+					      &t->srcs, false);
 			if (ret > 0)
 				found++;
 			ret = ret > 0 ? 0 : ret;
@@ -485,7 +493,8 @@ struct fsm_follow {
 
 static bool fsm_follow_sys(const char *name, void *arg)
 {
-	return strcmp(name, "stackmap");	/* ours */
+	/* ours, and ftrace's own events (never sources) */
+	return strcmp(name, "stackmap") && strcmp(name, "ftrace");
 }
 
 static bool fsm_follow_ev(const char *name, void *arg)
@@ -498,8 +507,9 @@ static bool fsm_follow_ev(const char *name, void *arg)
 /*
  * A replay (FSM_SRC_FOLLOW): one walk of the instance's events/, each
  * event decided by name (fsm_pat_choose()); only the chosen events that
- * are not sources yet are resolved, into @out. Bounded by the events that
- * exist times FSM_PAT_MAX_TOKENS; stops when the module unloads.
+ * are not sources yet are resolved, into @out. The cost: per event, up to
+ * FSM_PAT_MAX_TOKENS name matches and, for a chosen one, a look at the
+ * instance's sources (fsm_src_chosen()); it stops when the module unloads.
  * Return: 0 or -errno.
  */
 static int fsm_resolve_follow(struct fsm_inst *inst, const struct fsm_tok *toks,
@@ -531,10 +541,14 @@ static int fsm_resolve_follow(struct fsm_inst *inst, const struct fsm_tok *toks,
 		list_for_each_entry(e, &evs, list) {
 			if (ret)
 				break;
+			if (READ_ONCE(fsm_shutting_down)) {
+				ret = -ENODEV;
+				break;
+			}
 			if (fsm_src_chosen(inst, s->name, e->name))
 				continue;
 			ret = fsm_resolve_one(inst, s->name, e->name, false,
-					      "stack_map_events", out);
+					      "stack_map_events", out, true);
 			ret = ret > 0 ? 0 : ret;
 		}
 		fsm_free_names(&evs);
@@ -693,13 +707,65 @@ static char *fsm_tok_standing(const struct fsm_tok *t)
 			 t->sys ?: "*", t->ev ?: "*");
 }
 
+/* Could one sys:ev match both @a and @b? */
+static bool fsm_tok_overlap(const struct fsm_tok *a, const struct fsm_tok *b)
+{
+	struct fsm_tok x = {};
+
+	if (a->any) {
+		/* "name": the system "name", or events "name" anywhere */
+		x.sys = a->any;
+		if (fsm_tok_overlap(&x, b))
+			return true;
+		x.sys = NULL;
+		x.ev = a->any;
+		return fsm_tok_overlap(&x, b);
+	}
+	if (b->any)
+		return fsm_tok_overlap(b, a);
+	return (!a->sys || !b->sys || !strcmp(a->sys, b->sys)) &&
+	       (!a->ev || !b->ev || !strcmp(a->ev, b->ev));
+}
+
+/* One standing token: its text, and that text parsed (a copy). */
+struct fsm_pat_tok {
+	char *text;
+	char *parsed_buf;
+	struct fsm_tok tok;
+};
+
+static void fsm_pat_tok_free(struct fsm_pat_tok *p)
+{
+	kfree(p->text);
+	kfree(p->parsed_buf);
+	p->text = NULL;
+	p->parsed_buf = NULL;
+}
+
+/* @p takes @text (kmalloc'd, may be NULL: -ENOMEM) and parses a copy. */
+static int fsm_pat_tok_set(struct fsm_pat_tok *p, char *text)
+{
+	p->text = text;
+	if (!text)
+		return -ENOMEM;
+	p->parsed_buf = kstrdup(text, GFP_KERNEL);
+	if (!p->parsed_buf)
+		return -ENOMEM;
+	memset(&p->tok, 0, sizeof(p->tok));
+	return fsm_tok_parse(p->parsed_buf, &p->tok) ? -EINVAL : 0;
+}
+
 /*
  * The standing patterns after a write of @toks: @old (NULL for a '>'
  * write) followed by the standing tokens of @toks, compacted without
  * changing what they choose for any event (the last matching token
- * decides, fsm_pat_choose()): of identical tokens only the last one is
- * kept, and '!' tokens before the first positive one are dropped (they
- * exclude from nothing). So toggling an event with '>>' never grows them.
+ * decides, fsm_pat_choose()):
+ * - of identical tokens only the last one is kept;
+ * - a '!' token that no positive token before it overlaps is dropped (it
+ *   excludes from nothing);
+ * - a named event written later (">> sys:ev") takes back an earlier
+ *   "!sys:ev": the latest word on an event wins.
+ * So toggling an event with '>>' never grows them.
  * Return: a new string, NULL when there is none, or an ERR_PTR (-EINVAL:
  * more than FSM_PAT_MAX_TOKENS tokens or FSM_SRC_TEXT_MAX bytes, with one
  * dmesg line; -ENOMEM).
@@ -708,9 +774,9 @@ static char *fsm_pat_join(const char *old, const struct fsm_tok *toks,
 			  unsigned int nr, const char *who)
 {
 	unsigned int n = 0, max = nr + FSM_PAT_MAX_TOKENS, i, j, kept = 0;
-	char **tv, *copy = NULL, *p, *tok, *pat = NULL;
+	char *copy = NULL, *p, *tok, *pat = NULL;
+	struct fsm_pat_tok *tv;
 	size_t len = 0;
-	bool pos = false;
 
 	tv = kcalloc(max, sizeof(*tv), GFP_KERNEL);
 	if (!tv)
@@ -721,43 +787,61 @@ static char *fsm_pat_join(const char *old, const struct fsm_tok *toks,
 			goto nomem;
 		p = copy;
 		while ((tok = strsep(&p, " ")) && n < FSM_PAT_MAX_TOKENS)
-			if (*tok)
-				tv[n++] = kstrdup(tok, GFP_KERNEL);
+			if (*tok && fsm_pat_tok_set(&tv[n++],
+						    kstrdup(tok, GFP_KERNEL)))
+				goto nomem;
 	}
 	for (i = 0; i < nr; i++) {
-		if (!toks[i].neg && toks[i].sys && toks[i].ev)
+		const struct fsm_tok *t = &toks[i];
+
+		if (!t->neg && t->sys && t->ev) {
+			/* a named event takes back an earlier "!sys:ev" */
+			for (j = 0; j < n; j++) {
+				struct fsm_tok *o = &tv[j].tok;
+
+				if (!tv[j].text)
+					continue;
+				if (o->neg && o->sys && o->ev &&
+				    !strcmp(o->sys, t->sys) &&
+				    !strcmp(o->ev, t->ev))
+					fsm_pat_tok_free(&tv[j]);
+			}
 			continue;
-		tv[n++] = fsm_tok_standing(&toks[i]);
-	}
-	for (i = 0; i < n; i++)
-		if (!tv[i])
+		}
+		if (fsm_pat_tok_set(&tv[n++], fsm_tok_standing(t)))
 			goto nomem;
+	}
 	/* from the end: drop a token identical to a later kept one */
 	for (i = n; i--; ) {
+		if (!tv[i].text)
+			continue;
 		for (j = i + 1; j < n; j++)
-			if (tv[j] && !strcmp(tv[i], tv[j]))
+			if (tv[j].text && !strcmp(tv[i].text, tv[j].text))
 				break;
-		if (j < n) {
-			kfree(tv[i]);
-			tv[i] = NULL;
-		}
+		if (j < n)
+			fsm_pat_tok_free(&tv[i]);
 	}
-	/* from the start: '!' before the first positive token */
+	/* from the start: a '!' that no positive token before it overlaps */
 	for (i = 0; i < n; i++) {
-		if (!tv[i])
+		if (!tv[i].text)
 			continue;
-		pos |= tv[i][0] != '!';
-		if (!pos) {
-			kfree(tv[i]);
-			tv[i] = NULL;
-			continue;
+		if (tv[i].tok.neg) {
+			for (j = 0; j < i; j++)
+				if (tv[j].text && !tv[j].tok.neg &&
+				    fsm_tok_overlap(&tv[j].tok, &tv[i].tok))
+					break;
+			if (j == i) {
+				fsm_pat_tok_free(&tv[i]);
+				continue;
+			}
 		}
 		kept++;
-		len += strlen(tv[i]) + 1;
+		len += strlen(tv[i].text) + 1;
 	}
 	if (kept > FSM_PAT_MAX_TOKENS || len > FSM_SRC_TEXT_MAX) {
-		fsm_warn(who, "more than %d standing patterns (or %d bytes): write the set anew with '>'\n",
-			 FSM_PAT_MAX_TOKENS, FSM_SRC_TEXT_MAX);
+		fsm_warn(who, "more than %d standing wildcard or '!' tokens (or %d bytes)%s\n",
+			 FSM_PAT_MAX_TOKENS, FSM_SRC_TEXT_MAX,
+			 old ? ": write the set anew with '>'" : "");
 		pat = ERR_PTR(-EINVAL);
 		goto out;
 	}
@@ -768,19 +852,19 @@ static char *fsm_pat_join(const char *old, const struct fsm_tok *toks,
 		goto nomem;
 	len = 0;
 	for (i = 0; i < n; i++) {
-		if (!tv[i])
+		if (!tv[i].text)
 			continue;
 		if (len)
 			pat[len++] = ' ';
-		strcpy(pat + len, tv[i]);
-		len += strlen(tv[i]);
+		strcpy(pat + len, tv[i].text);
+		len += strlen(tv[i].text);
 	}
 	goto out;
 nomem:
 	pat = ERR_PTR(-ENOMEM);
 out:
 	for (i = 0; i < n; i++)
-		kfree(tv[i]);
+		fsm_pat_tok_free(&tv[i]);
 	kfree(tv);
 	kfree(copy);
 	return pat;
@@ -871,15 +955,18 @@ static int fsm_sources_do(struct fsm_inst *inst, const char *text,
 			ret = fsm_check_neg(inst, t, who);
 		else if (t->sys && t->ev)
 			ret = fsm_resolve_one(inst, t->sys, t->ev, true, who,
-					      &t->srcs);
+					      &t->srcs, false);
 		else
 			ret = fsm_resolve_wild(inst, t, who);
 		ret = ret > 0 ? 0 : ret;
 		if (ret && (mode & FSM_SRC_DEFAULTS) && ret != -ENODEV &&
 		    ret != -ENOMEM) {
-			/* defaults of a new instance: skip what is missing */
+			/*
+			 * defaults of a new instance: skip what is missing; the
+			 * token stays, with nothing resolved, so that a wildcard
+			 * still stands (fsm_pat_join())
+			 */
 			fsm_sources_free(&t->srcs);
-			nr--;
 			ret = 0;
 			continue;
 		}
