@@ -180,14 +180,19 @@ check "kprobe made after rmmod" eval "echo 'p:fsmf9 do_sys_openat2' >>$T/kprobe_
 # (review: a skipped default token's slot was reused with its old fields,
 # 'kprobes:fsmnope,irq' resolved kprobes:fsmnope twice and lost irq)
 check "kprobe event fsmnope" eval "echo 'p:fsmnope do_sys_openat2' >>$T/kprobe_events"
-check "load events=kprobes:fsmnope,irq" load events=kprobes:fsmnope,irq
+check "load events=kprobes:*,kprobes:fsmnope,irq" \
+	load 'events=kprobes:*,kprobes:fsmnope,irq'
 check "fsmnope removed" eval "echo '-:fsmnope' >>$T/kprobe_events"
 mkdir "$T/instances/fd"
 check "new instance: irq:* events from the defaults" \
 	eval "grep -q '^irq:' $T/instances/fd/stack_map_events"
+# a default wildcard that matched nothing at mkdir still stands
 check_eq "new instance: standing patterns" \
-	"$(stat_get "$T/instances/fd/stack_map_stat" source_patterns)" irq
+	"$(stat_get "$T/instances/fd/stack_map_stat" source_patterns)" 'kprobes:* irq'
+check "kprobe event fsmnew" eval "echo 'p:fsmnew do_sys_openat2' >>$T/kprobe_events"
+check "new instance: kprobes:fsmnew added" wait_src "$T/instances/fd" kprobes:fsmnew
 rmdir "$T/instances/fd"
+echo '-:fsmnew' >>"$T/kprobe_events"
 
 # --- '>>' toggles do not grow the standing patterns ---
 mkdir "$T/instances/fe"
