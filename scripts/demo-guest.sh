@@ -64,7 +64,7 @@ if [ -e $T/options/stackmap_user ] && command -v gcc >/dev/null &&
 	run "$SR report -i /tmp/fsm-demo.dat --comm fsm-demo-chain --event sys_enter > /tmp/fsm-demo.report"
 	run "sed -n 1,24p /tmp/fsm-demo.report | cut -c1-160"
 	run "$SR folded -i /tmp/fsm-demo.dat > /tmp/fsm-demo.folded"
-	run "wc -l < /tmp/fsm-demo.folded; grep -m 2 '^fsm-demo-chain;main;' /tmp/fsm-demo.folded | cut -c1-200"
+	run "wc -l < /tmp/fsm-demo.folded; grep -m 2 '^fsm-demo-chain;.*;main;ustack_f1;.*ustack_sys;' /tmp/fsm-demo.folded | cut -c1-240"
 	say "flamegraph.pl /tmp/fsm-demo.folded > flame.svg   # (or load it in speedscope)"
 	run "$SR stats -i /tmp/fsm-demo.dat --top 2 | sed -n 1,20p | cut -c1-160"
 	run "$SC disable"
