@@ -8,6 +8,8 @@
 #   make demo            the module working in a QEMU guest (README "Demo")
 #   make bench           benchmarks, name=value lines
 #   make tools           user-space tools (tools/stackmap-report) into build/tools/
+#   make install         module, tools, docs (DESTDIR=, PREFIX=/usr/local, KVER=)
+#   make uninstall       remove what make install put there
 #   make clean
 #
 # KDIR defaults to the running kernel's build dir when it exists, otherwise
@@ -16,7 +18,9 @@
 CURDIR_ABS := $(abspath $(CURDIR))
 
 ifeq ($(origin KDIR),undefined)
-  ifneq ($(KERNEL),)
+  ifneq ($(KVER),)
+    KDIR := /lib/modules/$(KVER)/build
+  else ifneq ($(KERNEL),)
     KDIR := $(shell $(CURDIR_ABS)/scripts/kdir $(KERNEL))
   else ifneq ($(wildcard /lib/modules/$(shell uname -r)/build/Makefile),)
     KDIR := /lib/modules/$(shell uname -r)/build
@@ -30,7 +34,8 @@ FSM_KBUILD_ARGS = -C $(KDIR) M=$(CURDIR_ABS) \
 	objtool=$(CURDIR_ABS)/scripts/objtool-strict \
 	FSM_REAL_OBJTOOL=$(KDIR)/tools/objtool/objtool
 
-.PHONY: all modules clean check demo bench help tools
+.PHONY: all modules clean check demo bench help tools install uninstall \
+	install-module install-tools install-docs dkms-source
 
 all: modules
 
@@ -52,6 +57,58 @@ tools:
 	cmake -S $(CURDIR_ABS)/tools/stackmap-report -B $(CURDIR_ABS)/build/tools \
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(CURDIR_ABS)/build/tools -j $(shell nproc)
+
+# make install [DESTDIR=D] [PREFIX=/usr/local] [KVER=release | KDIR=dir]:
+# the module into D/lib/modules/KVER/updates (KVER: the release of KDIR,
+# i.e. `uname -r` on a machine with its own headers), then depmod (-b D
+# with DESTDIR), so `modprobe ftrace_stackmap bits=N` works; whatever the
+# tools project installs (cmake --install: stackmap-report, stackmap-ctl,
+# the plugin); the docs into PREFIX/share/doc/ftrace_stackmap.
+PREFIX ?= /usr/local
+# the release the module is built for: UTS_RELEASE of KDIR, as vermagic
+# (Debian's headers have 6.1.192 in include/config/kernel.release)
+KVER_BUILT = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+MODDIR = $(DESTDIR)/lib/modules/$(or $(KVER),$(KVER_BUILT))/updates
+DOCDIR = $(DESTDIR)$(PREFIX)/share/doc/ftrace_stackmap
+# dkms.conf's PACKAGE_VERSION
+DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' $(CURDIR_ABS)/dkms.conf)
+
+install: install-module install-tools install-docs
+
+install-module: modules
+	@test -n "$(or $(KVER),$(KVER_BUILT))" || \
+		{ echo "error: no UTS_RELEASE in $(KDIR)/include/generated/utsrelease.h (pass KVER=)" >&2; exit 1; }
+	install -D -m 644 ftrace_stackmap.ko $(MODDIR)/ftrace_stackmap.ko
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(or $(KVER),$(KVER_BUILT))
+
+install-tools: tools
+	DESTDIR=$(DESTDIR) cmake --install $(CURDIR_ABS)/build/tools --prefix $(PREFIX)
+
+install-docs:
+	install -d $(DOCDIR)
+	install -m 644 $(CURDIR_ABS)/README.md $(CURDIR_ABS)/Documentation/*.rst $(DOCDIR)/
+
+uninstall:
+	rm -f $(MODDIR)/ftrace_stackmap.ko
+	-depmod $(if $(DESTDIR),-b $(DESTDIR)) $(or $(KVER),$(KVER_BUILT))
+	rm -f $(DESTDIR)$(PREFIX)/bin/stackmap-report $(DESTDIR)$(PREFIX)/bin/stackmap-ctl
+	@# what the last cmake --install put there (its paths include DESTDIR)
+	@if [ -f $(CURDIR_ABS)/build/tools/install_manifest.txt ]; then \
+		grep '^$(DESTDIR)$(PREFIX)/' $(CURDIR_ABS)/build/tools/install_manifest.txt | \
+		xargs -r rm -f; fi
+	rm -rf $(DOCDIR)
+
+# The sources dkms builds from (dkms add -m ftrace_stackmap -v VERSION
+# looks in /usr/src/ftrace_stackmap-VERSION): make dkms-source [DESTDIR=D]
+DKMS_SRC = $(DESTDIR)/usr/src/ftrace_stackmap-$(DKMS_VERSION)
+dkms-source:
+	install -d $(DKMS_SRC)
+	tar -C $(CURDIR_ABS) --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
+		--exclude='*.mod' --exclude='*.mod.c' --exclude='modules.order' \
+		--exclude='Module.symvers' --exclude='src/kernel/generated' \
+		-cf - dkms.conf Makefile Kbuild LICENSE src include scripts | \
+		tar -C $(DKMS_SRC) -xf -
 
 check:
 	@$(CURDIR_ABS)/scripts/check

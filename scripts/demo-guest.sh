@@ -43,51 +43,33 @@ if [ -e $T/stack_map_events ]; then
 	echo > $T/trace
 fi
 
-# User stacks: a test program with a known call chain (main -> ustack_f1 ..
-# ustack_f6 -> ustack_sys, frame pointers on) issues raw syscalls; its user
-# stack, recorded once per kernel entry, is shown from stack_map as
-# path+offset frames and resolved to function names with addr2line.
-src=$(cd "$(dirname "$0")/.." && pwd)/selftests/guest/ustack/chain.c
+# User stacks, recorded with trace-cmd and read with the tools (make tools:
+# build/tools/stackmap-ctl, stackmap-report): a test program with a known
+# call chain (main -> ustack_f1 .. ustack_f6 -> ustack_sys, frame pointers
+# on) issues raw syscalls; stackmap-report names its user frames through
+# libdwfl and its kernel frames from the kallsyms trace-cmd saved, and
+# writes a folded file ready for flamegraph.pl or speedscope.
+repo=$(cd "$(dirname "$0")/.." && pwd)
+src=$repo/selftests/guest/ustack/chain.c
 prog=/tmp/fsm-demo-chain
+SC=$repo/build/tools/stackmap-ctl
+SR=$repo/build/tools/stackmap-report
 if [ -e $T/options/stackmap_user ] && command -v gcc >/dev/null &&
-	command -v addr2line >/dev/null; then
-	U=$T/instances/demo
-	run "gcc -O1 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread -o $prog $src"
-	run mkdir $U	# its nodes are there when mkdir returns
-	run "echo raw_syscalls:sys_enter > $U/stack_map_events"
-	run "echo 1 > $U/events/raw_syscalls/sys_enter/enable"
-	run "echo 1 > $U/options/stackmap"
-	run "echo 1 > $U/options/stackmap_user"
-	run "$prog $((20 * scale))"
-	run "echo 0 > $U/options/stackmap_user"
-	run "echo 0 > $U/options/stackmap"
-	echo 0 > $U/events/raw_syscalls/sys_enter/enable
-	run "grep -m 4 -E '^ *fsm-demo-chain-[0-9]+ .* (stack_id_user|user_stack): ' $U/trace | cut -c1-200"
-	run "grep -m 2 -E ' file_map: .*fsm-demo-chain' $U/trace | cut -c1-200"
-	# the first user stack whose innermost frame is in the program
-	awk -v p="$prog+" '
-		/^ustack_id / { if (done) exit; hdr = $0; n = 0; keep = 0; next }
-		/^  \[[0-9]+\] / && hdr != "" {
-			if ($1 == "[0]" && index($2, p) == 1) keep = 1
-			if (keep) { if (!n++) print hdr; print }
-			else hdr = ""
-			next
-		}
-		{ if (keep) done = 1 }
-	' $U/stack_map >/tmp/fsm-demo-ustack || true
-	say "head -n 30 $U/stack_map  # (the chain's user stack, each frame + addr2line)"
-	while IFS= read -r l; do
-		case $l in
-		ustack_id*) echo "$l" ;;
-		*+0x*)
-			f=${l##* }
-			printf '%-48s %s\n' "$l" "$(addr2line -f -e "${f%+0x*}" "0x${f##*+0x}" 2>/dev/null | sed -n 1p)"
-			;;
-		*) echo "$l" ;;
-		esac
-	done </tmp/fsm-demo-ustack
-	run "grep -E '^user_' $U/stack_map_stat || true"
-	rmdir $U
+	command -v trace-cmd >/dev/null && [ -x "$SC" ] && [ -x "$SR" ]; then
+	cd /tmp || exit 1
+	run "gcc -g -O1 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread -o $prog $src"
+	run "$SC enable --user raw_syscalls:sys_enter sched:sched_switch"
+	run "trace-cmd record -q -o /tmp/fsm-demo.dat -e stackmap -e raw_syscalls:sys_enter -e sched:sched_switch $prog $((20 * scale)) > /dev/null"
+	run "$SC status | grep -E '^(stackmap-ctl|  (options|source|entries|hits|records|user_entries))'"
+	run "$SR report -i /tmp/fsm-demo.dat --comm fsm-demo-chain --event sys_enter > /tmp/fsm-demo.report"
+	run "sed -n 1,24p /tmp/fsm-demo.report | cut -c1-160"
+	run "$SR folded -i /tmp/fsm-demo.dat > /tmp/fsm-demo.folded"
+	run "wc -l < /tmp/fsm-demo.folded; grep -m 2 '^fsm-demo-chain;.*;main;ustack_f1;.*ustack_sys;' /tmp/fsm-demo.folded | cut -c1-240"
+	say "flamegraph.pl /tmp/fsm-demo.folded > flame.svg   # (or load it in speedscope)"
+	run "$SR stats -i /tmp/fsm-demo.dat --top 2 | sed -n 1,20p | cut -c1-160"
+	run "$SC disable"
+	echo > $T/stack_map_events
+	echo 0 > $T/events/enable
 fi
 
 run rmmod ftrace_stackmap
