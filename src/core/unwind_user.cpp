@@ -33,6 +33,7 @@ inline constexpr const char *kModeNames[] = {
 	"arm64",		/* FSM_UW_MODE_ARM64 */
 	"a32_gcc",		/* FSM_UW_MODE_A32_GCC */
 	"a32_frame_record",	/* FSM_UW_MODE_A32_FRAME_RECORD */
+	"a32",			/* FSM_UW_MODE_A32 */
 };
 static_assert(sizeof(kModeNames) / sizeof(kModeNames[0]) == FSM_UW_NR_MODES,
 	      "kModeNames must name every enum fsm_uw_mode");
