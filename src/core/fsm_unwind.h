@@ -121,6 +121,8 @@ enum fsm_uw_stop {
 	FSM_UW_STOP_DEPTH,		/* the entries array is full and one more frame was valid */
 	FSM_UW_STOP_ABORTED,		/* not walked: the caller completed with an empty stack */
 	FSM_UW_STOP_INVALID,		/* bad arguments (mode, NULL array) */
+	FSM_UW_STOP_NO_CALL,		/* FSM_UW_MODE_A32, walk already unreliable: the next
+					 * return address follows no call instruction */
 	FSM_UW_NR_STOPS
 };
 

@@ -317,6 +317,11 @@ template <typename ReadWord>
  * The higher score wins; a tie keeps @prefer (the previous frame's layout,
  * 0 = m.frame) and, unless both are 0, flags the result unreliable. Both 0:
  * @prefer's stop reason (or its record, which the next step rejects).
+ * Once the walk is unreliable (Thumb start, an A32/Thumb switch, a tie:
+ * r7 may point at locals), only a record whose return address follows a
+ * call is taken: anything less ends the walk with FSM_UW_STOP_NO_CALL
+ * rather than report a guess (a signal handler's return into the sigreturn
+ * trampoline ends it too).
  * At most six reads. Return kRecordOk or a stop; *@chosen: 0 or 1.
  */
 template <typename ReadWord>
@@ -344,7 +349,12 @@ template <typename ReadWord>
 			unreliable = true;
 	}
 	r = rec[chosen];
-	return stop[chosen];
+	if (stop[chosen] != kRecordOk)
+		return stop[chosen];
+	/* Unreliable so far: take only what a call instruction vouches for. */
+	if (unreliable && score[chosen] < 2)
+		return FSM_UW_STOP_NO_CALL;
+	return kRecordOk;
 }
 
 /*
