@@ -404,6 +404,8 @@ template <typename ReadWord>
 
 	for (;;) {
 		Record r = { .cfa = p.sp, .ra = 0, .next_fp = p.fp };
+		/* Flags of this frame: committed to res only if it is reported. */
+		bool frame_unreliable = unreliable;
 
 		if (f->flags & kRaInLr) {
 			/* Function entry on arm: the return address is still in lr. */
@@ -413,13 +415,14 @@ template <typename ReadWord>
 
 			if (m->pick == kPickCallSite && f == &m->frame) {
 				stop = pick_layout(*m, p, ws, amask, read_word, layout,
-						   layout, r, unreliable);
+						   layout, r, frame_unreliable);
 				f = layout ? &m->alt : &m->frame;
 			} else {
 				stop = read_record(*f, p, ws, amask, read_word, r);
 			}
+			/* A walk that ends on an ambiguous frame is flagged too. */
 			if (stop != kRecordOk) {
-				if (unreliable)
+				if (frame_unreliable)
 					res.flags |= FSM_UW_RES_UNRELIABLE;
 				return walk_stop(res, stop);
 			}
@@ -428,16 +431,12 @@ template <typename ReadWord>
 
 		if (m->fixup & kFixPac)
 			r.ra &= ~regs.pac_mask;
-		if (m->fixup & kFixThumb) {
-			/* Switching instruction set switches the fp register (r11/r7). */
-			if (r.ra && !!(r.ra & 1) != thumb)
-				unreliable = true;
-			thumb = r.ra & 1;
-			if (r.ra & 1) {
-				r.ra &= ~1ull;
-				res.flags |= FSM_UW_RES_THUMB;
-			}
-		}
+		const bool ra_thumb = (m->fixup & kFixThumb) && (r.ra & 1);
+
+		/* Switching instruction set switches the fp register (r11/r7). */
+		if ((m->fixup & kFixThumb) && r.ra && ra_thumb != thumb)
+			frame_unreliable = true;
+		r.ra &= ~(u64)ra_thumb;
 		if (unreliable)
 			res.flags |= FSM_UW_RES_UNRELIABLE;
 		/* A zero return address marks the outermost frame. */
@@ -447,6 +446,12 @@ template <typename ReadWord>
 		if (res.nr >= max)
 			return walk_stop(res, FSM_UW_STOP_DEPTH);
 		entries[res.nr++] = r.ra;
+		thumb = ra_thumb;
+		unreliable = frame_unreliable;
+		if (ra_thumb)
+			res.flags |= FSM_UW_RES_THUMB;
+		if (unreliable)
+			res.flags |= FSM_UW_RES_UNRELIABLE;
 
 		p.sp = r.cfa;
 		if (f->fp_off) {
