@@ -124,23 +124,28 @@ inline constexpr ModeDesc kModes[FSM_UW_NR_MODES] = {
 	/* FSM_UW_MODE_X86_64: push %rbp; mov %rsp,%rbp */
 	{ .frame = { .cfa_off = 16, .ra_off = -8, .fp_off = -16, .flags = 0 },
 	  .entry = { .cfa_off = 8, .ra_off = -8, .fp_off = 0, .flags = kCfaFromSp },
-	  .word_size = 8, .fixup = 0 },
+	  .word_size = 8, .fixup = 0,
+	  .pick = kPickFixed, .alt = {} },
 	/* FSM_UW_MODE_IA32: push %ebp; mov %esp,%ebp */
 	{ .frame = { .cfa_off = 8, .ra_off = -4, .fp_off = -8, .flags = 0 },
 	  .entry = { .cfa_off = 4, .ra_off = -4, .fp_off = 0, .flags = kCfaFromSp },
-	  .word_size = 4, .fixup = 0 },
+	  .word_size = 4, .fixup = 0,
+	  .pick = kPickFixed, .alt = {} },
 	/* FSM_UW_MODE_ARM64: stp x29, x30, [sp, #-N]!; mov x29, sp */
 	{ .frame = { .cfa_off = 16, .ra_off = -8, .fp_off = -16, .flags = 0 },
 	  .entry = { .cfa_off = 0, .ra_off = 0, .fp_off = 0, .flags = kRaInLr },
-	  .word_size = 8, .fixup = kFixPac },
+	  .word_size = 8, .fixup = kFixPac,
+	  .pick = kPickFixed, .alt = {} },
 	/* FSM_UW_MODE_A32_GCC: push {fp, lr}; add fp, sp, #4 */
 	{ .frame = { .cfa_off = 4, .ra_off = -4, .fp_off = -8, .flags = 0 },
 	  .entry = { .cfa_off = 0, .ra_off = 0, .fp_off = 0, .flags = kRaInLr },
-	  .word_size = 4, .fixup = kFixThumb },
+	  .word_size = 4, .fixup = kFixThumb,
+	  .pick = kPickFixed, .alt = {} },
 	/* FSM_UW_MODE_A32_FRAME_RECORD: push {r11, lr}; mov r11, sp (Thumb: r7) */
 	{ .frame = { .cfa_off = 8, .ra_off = -4, .fp_off = -8, .flags = 0 },
 	  .entry = { .cfa_off = 0, .ra_off = 0, .fp_off = 0, .flags = kRaInLr },
-	  .word_size = 4, .fixup = kFixThumb },
+	  .word_size = 4, .fixup = kFixThumb,
+	  .pick = kPickFixed, .alt = {} },
 	/* FSM_UW_MODE_A32: the frame record (clang) or GCC's A32 frame, per frame */
 	{ .frame = { .cfa_off = 8, .ra_off = -4, .fp_off = -8, .flags = 0 },
 	  .entry = { .cfa_off = 0, .ra_off = 0, .fp_off = 0, .flags = kRaInLr },
