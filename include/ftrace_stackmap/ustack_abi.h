@@ -72,6 +72,12 @@
 #define FSM_USF_FALLBACK	0x10
 #define FSM_USF_NEW		0x20
 #define FSM_USF_RESET		0x40
+/*
+ * AArch32: frames past the first may be wrong or missing (a walk started in
+ * Thumb state, an A32/Thumb switch, or an ambiguous frame layout; see
+ * FSM_UW_RES_UNRELIABLE and Documentation/ustack.rst).
+ */
+#define FSM_USF_UNRELIABLE	0x80
 
 /* user_stack.ustack_id when the record has no id. */
 #define FSM_USTACK_ID_NONE	0xffffffffu

@@ -67,6 +67,14 @@ enum fsm_uw_mode {
 	FSM_UW_MODE_ARM64,		/* x29 -> {x29, x30} frame record */
 	FSM_UW_MODE_A32_GCC,		/* AArch32 GCC -marm: fp (r11) -> saved lr, old fp at fp-4 */
 	FSM_UW_MODE_A32_FRAME_RECORD,	/* AArch32 AAPCS frame record (clang, A32 r11 or Thumb r7): fp -> {fp, lr} */
+	/*
+	 * AArch32, layout picked per frame between A32_FRAME_RECORD and A32_GCC
+	 * (the kernel cannot know which compiler built the code): the layout
+	 * whose return address follows a call instruction and whose saved fp
+	 * moves up wins (unwind_user.h, pick_layout()). What the kernel glue
+	 * uses for compat tasks; fp is r11, or r7 with FSM_UW_REGS_THUMB.
+	 */
+	FSM_UW_MODE_A32,
 	FSM_UW_NR_MODES
 };
 
@@ -79,6 +87,12 @@ enum fsm_uw_mode {
  * the topmost caller is skipped in that state.
  */
 #define FSM_UW_REGS_AT_ENTRY	0x1u
+/*
+ * AArch32: the task was interrupted in Thumb state (CPSR.T), fp is r7.
+ * GCC's Thumb r7 points below the locals, not at the frame record, so such
+ * a walk is a best effort: the result gets FSM_UW_RES_UNRELIABLE.
+ */
+#define FSM_UW_REGS_THUMB	0x2u
 
 /* User registers of the interrupted task, as the caller read them. */
 struct fsm_uw_regs {
@@ -107,6 +121,8 @@ enum fsm_uw_stop {
 	FSM_UW_STOP_DEPTH,		/* the entries array is full and one more frame was valid */
 	FSM_UW_STOP_ABORTED,		/* not walked: the caller completed with an empty stack */
 	FSM_UW_STOP_INVALID,		/* bad arguments (mode, NULL array) */
+	FSM_UW_STOP_NO_CALL,		/* FSM_UW_MODE_A32, walk already unreliable: the next
+					 * return address follows no call instruction */
 	FSM_UW_NR_STOPS
 };
 
@@ -114,6 +130,14 @@ enum fsm_uw_stop {
 #define FSM_UW_RES_THUMB	0x1u	/* at least one Thumb return address (bit 0 cleared) */
 #define FSM_UW_RES_AT_ENTRY	0x2u	/* the function-entry rule was used for the top frame */
 #define FSM_UW_RES_LATE		0x4u	/* cache: the walked regs differ from the first requester's */
+/*
+ * AArch32: frames past entry 0 may be wrong or missing: the walk started in
+ * Thumb state (FSM_UW_REGS_THUMB), the chain switched between A32 and Thumb
+ * code (the caller's frame pointer is another register: its frames are
+ * skipped), or FSM_UW_MODE_A32 could not tell the two layouts apart and
+ * kept the previous frame's.
+ */
+#define FSM_UW_RES_UNRELIABLE	0x8u
 
 struct fsm_uw_result {
 	unsigned int nr;		/* entries written (0 only for ABORTED/INVALID/max 0) */
@@ -136,7 +160,9 @@ typedef FSM_UW_BOOL (*fsm_uw_read_fn)(void *ctx, unsigned long long addr,
  * fsm_uw_walk - walk a user stack by frame pointers.
  * @regs:    the user registers and mode.
  * @read:    user memory reader (see fsm_uw_read_fn), called at most
- *           2 * @max times; @ctx is passed through.
+ *           2 * @max times (6 * @max with FSM_UW_MODE_A32: two candidate
+ *           records and their call instructions per frame); @ctx is passed
+ *           through.
  * @entries: output, @max entries; entry 0 is regs->ip.
  * @res:     output: nr, stop reason, flags. Always filled.
  * Context: any in which @read may be called; the walker itself never sleeps,
@@ -149,7 +175,7 @@ unsigned int fsm_uw_walk(const struct fsm_uw_regs *regs, fsm_uw_read_fn read,
 
 /* "end", "zero_fp", ...; "unknown" for out-of-range values. */
 const char *fsm_uw_stop_name(unsigned int stop);
-/* "x86_64", "ia32", "arm64", "a32_gcc", "a32_frame_record"; "none"/"unknown". */
+/* "x86_64", "ia32", "arm64", "a32_gcc", "a32_frame_record", "a32"; "none"/"unknown". */
 const char *fsm_uw_mode_name(unsigned int mode);
 
 /* ---- Per-entry cache --------------------------------------------------- */

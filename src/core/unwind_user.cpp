@@ -21,6 +21,7 @@ inline constexpr const char *kStopNames[] = {
 	"depth",		/* FSM_UW_STOP_DEPTH */
 	"aborted",		/* FSM_UW_STOP_ABORTED */
 	"invalid",		/* FSM_UW_STOP_INVALID */
+	"no_call",		/* FSM_UW_STOP_NO_CALL */
 };
 static_assert(sizeof(kStopNames) / sizeof(kStopNames[0]) == FSM_UW_NR_STOPS,
 	      "kStopNames must name every enum fsm_uw_stop");
@@ -33,6 +34,7 @@ inline constexpr const char *kModeNames[] = {
 	"arm64",		/* FSM_UW_MODE_ARM64 */
 	"a32_gcc",		/* FSM_UW_MODE_A32_GCC */
 	"a32_frame_record",	/* FSM_UW_MODE_A32_FRAME_RECORD */
+	"a32",			/* FSM_UW_MODE_A32 */
 };
 static_assert(sizeof(kModeNames) / sizeof(kModeNames[0]) == FSM_UW_NR_MODES,
 	      "kModeNames must name every enum fsm_uw_mode");

@@ -18,12 +18,39 @@
  *   arm64               8         +16  -8  -16   ra in lr,  fp unchanged
  *   a32_frame_record    4          +8  -4   -8   ra in lr,  fp unchanged
  *   a32_gcc             4          +4  -4   -8   ra in lr,  fp unchanged
+ *   a32 (either of the two above, picked per frame: pick_layout())
  *
  * (arm64 and the AArch32 frame record put {fp, lr} at fp, exactly like
  * push rbp; mov rbp, rsp; GCC's A32 frame pointer points at the saved lr,
  * with the old fp one word below. On arm64 the record may sit below the
  * frame's top, so cfa is a lower bound of the caller's sp; the checks only
  * need a lower bound.)
+ *
+ * The AArch32 layouts were read from the code the compilers emit today
+ * (arm-linux-gnueabihf-gcc-12 and clang-14, -O2 -fno-omit-frame-pointer):
+ *
+ *   GCC -marm     push {fp, lr}; add fp, sp, #4        fp -> lr, old fp at fp-4
+ *   clang -marm   push {r11, lr}; mov r11, sp          r11 -> {old r11, lr}
+ *   clang -mthumb push {r7, lr}; mov r7, sp            r7 -> {old r7, lr}
+ *   GCC -mthumb   push {r7, lr}; sub sp, #N; add r7, sp, #0
+ *                                                      r7 -> the locals, the
+ *                 record is N bytes higher: only frames without locals
+ *                 (N = 0) can be followed.
+ *
+ * The kernel cannot know which compiler built a task's code (a process
+ * mixes libraries), so FSM_UW_MODE_A32 decides per frame: both records are
+ * read and the one whose return address follows a call instruction (A32
+ * BL/BLX; Thumb BL/BLX, 32- or 16-bit) and whose saved fp is 0 or above the
+ * current one wins. A tie keeps the previous frame's layout and flags the
+ * result FSM_UW_RES_UNRELIABLE, as do a walk that starts in Thumb state and
+ * a return address that switches between A32 and Thumb.
+ *
+ * arm64: return addresses saved after `paciasp` carry a pointer
+ * authentication code in their top bits; regs.pac_mask clears them. The
+ * arm64 kernel strips user PACs with ptrauth_strip_insn_pac(), i.e.
+ * `ptr & ~ptrauth_user_pac_mask()`, GENMASK_ULL(54, vabits_actual) in 6.1;
+ * the glue passes GENMASK_ULL(63, vabits_actual), which also drops a top
+ * byte tag (TBI): user addresses never have those bits.
  *
  * One generic loop, walk(), applies the table; each safety rule is one
  * commented line in it. Memory is read through a functor the caller
@@ -32,12 +59,14 @@
  *
  * Not handled (the walk stops early, never reports garbage knowingly):
  * code without frame pointers (Debian's glibc: chains stop inside libc),
- * arm64 leaf functions that keep the return address in lr without a frame
- * record (looks like the entry state; only AT_ENTRY helps), GCC Thumb code
- * (r7 does not point at a frame record), the legacy APCS {fp, ip, lr, pc}
- * frame, mixed A32/Thumb layouts within one stack, segmented ia32 stacks
- * (flat selectors assumed), and a prologue interrupted between push and mov
- * (x86: one caller skipped).
+ * arm64 and AArch32 leaf functions that keep the return address in lr
+ * without a frame record (GCC's AArch64 default: the leaf's caller is
+ * skipped, since lr cannot be told from a stale value; only AT_ENTRY
+ * uses it), GCC Thumb code with locals (r7 does not point at a frame
+ * record: flagged unreliable), the legacy APCS {fp, ip, lr, pc} frame,
+ * frames of the other instruction set in a mixed A32/Thumb stack (flagged),
+ * segmented ia32 stacks (flat selectors assumed), and a prologue
+ * interrupted between push and mov (x86: one caller skipped).
  *
  * Context and constraints: freestanding C++ (src/core rules): no library,
  * no exceptions, no static constructors; the descriptor table is constexpr
@@ -71,11 +100,17 @@ struct FrameDesc {
 inline constexpr u8 kFixPac = 0x1;	/* clear regs.pac_mask bits (arm64 PAC/tags) */
 inline constexpr u8 kFixThumb = 0x2;	/* bit 0 = Thumb state: clear it, flag it */
 
+/* ModeDesc.pick: how a chained frame's layout is chosen. */
+inline constexpr u8 kPickFixed = 0;	/* always .frame */
+inline constexpr u8 kPickCallSite = 1;	/* .frame or .alt per frame: pick_layout() */
+
 struct ModeDesc {
 	FrameDesc frame;	/* a frame reached through fp */
 	FrameDesc entry;	/* the top frame with FSM_UW_REGS_AT_ENTRY */
 	u8 word_size;		/* 4 or 8; also the address width of the mode */
 	u8 fixup;		/* kFixPac, kFixThumb */
+	u8 pick;		/* kPickFixed, kPickCallSite */
+	FrameDesc alt;		/* kPickCallSite: the other candidate layout */
 };
 
 /*
@@ -89,23 +124,33 @@ inline constexpr ModeDesc kModes[FSM_UW_NR_MODES] = {
 	/* FSM_UW_MODE_X86_64: push %rbp; mov %rsp,%rbp */
 	{ .frame = { .cfa_off = 16, .ra_off = -8, .fp_off = -16, .flags = 0 },
 	  .entry = { .cfa_off = 8, .ra_off = -8, .fp_off = 0, .flags = kCfaFromSp },
-	  .word_size = 8, .fixup = 0 },
+	  .word_size = 8, .fixup = 0,
+	  .pick = kPickFixed, .alt = {} },
 	/* FSM_UW_MODE_IA32: push %ebp; mov %esp,%ebp */
 	{ .frame = { .cfa_off = 8, .ra_off = -4, .fp_off = -8, .flags = 0 },
 	  .entry = { .cfa_off = 4, .ra_off = -4, .fp_off = 0, .flags = kCfaFromSp },
-	  .word_size = 4, .fixup = 0 },
+	  .word_size = 4, .fixup = 0,
+	  .pick = kPickFixed, .alt = {} },
 	/* FSM_UW_MODE_ARM64: stp x29, x30, [sp, #-N]!; mov x29, sp */
 	{ .frame = { .cfa_off = 16, .ra_off = -8, .fp_off = -16, .flags = 0 },
 	  .entry = { .cfa_off = 0, .ra_off = 0, .fp_off = 0, .flags = kRaInLr },
-	  .word_size = 8, .fixup = kFixPac },
+	  .word_size = 8, .fixup = kFixPac,
+	  .pick = kPickFixed, .alt = {} },
 	/* FSM_UW_MODE_A32_GCC: push {fp, lr}; add fp, sp, #4 */
 	{ .frame = { .cfa_off = 4, .ra_off = -4, .fp_off = -8, .flags = 0 },
 	  .entry = { .cfa_off = 0, .ra_off = 0, .fp_off = 0, .flags = kRaInLr },
-	  .word_size = 4, .fixup = kFixThumb },
+	  .word_size = 4, .fixup = kFixThumb,
+	  .pick = kPickFixed, .alt = {} },
 	/* FSM_UW_MODE_A32_FRAME_RECORD: push {r11, lr}; mov r11, sp (Thumb: r7) */
 	{ .frame = { .cfa_off = 8, .ra_off = -4, .fp_off = -8, .flags = 0 },
 	  .entry = { .cfa_off = 0, .ra_off = 0, .fp_off = 0, .flags = kRaInLr },
-	  .word_size = 4, .fixup = kFixThumb },
+	  .word_size = 4, .fixup = kFixThumb,
+	  .pick = kPickFixed, .alt = {} },
+	/* FSM_UW_MODE_A32: the frame record (clang) or GCC's A32 frame, per frame */
+	{ .frame = { .cfa_off = 8, .ra_off = -4, .fp_off = -8, .flags = 0 },
+	  .entry = { .cfa_off = 0, .ra_off = 0, .fp_off = 0, .flags = kRaInLr },
+	  .word_size = 4, .fixup = kFixThumb, .pick = kPickCallSite,
+	  .alt = { .cfa_off = 4, .ra_off = -4, .fp_off = -8, .flags = 0 } },
 };
 static_assert(kModes[FSM_UW_MODE_NONE].word_size == 0 &&
 	      kModes[FSM_UW_MODE_X86_64].frame.cfa_off == 16 &&
@@ -115,7 +160,9 @@ static_assert(kModes[FSM_UW_MODE_NONE].word_size == 0 &&
 	      kModes[FSM_UW_MODE_ARM64].fixup == kFixPac &&
 	      kModes[FSM_UW_MODE_A32_GCC].frame.cfa_off == 4 &&
 	      kModes[FSM_UW_MODE_A32_FRAME_RECORD].frame.cfa_off == 8 &&
-	      kModes[FSM_UW_MODE_A32_FRAME_RECORD].fixup == kFixThumb,
+	      kModes[FSM_UW_MODE_A32_FRAME_RECORD].fixup == kFixThumb &&
+	      kModes[FSM_UW_MODE_A32].pick == kPickCallSite &&
+	      kModes[FSM_UW_MODE_A32].word_size == 4,
 	      "kModes rows out of enum fsm_uw_mode order");
 
 /* The descriptor of @mode, or nullptr if @mode is not a valid mode. */
@@ -150,10 +197,10 @@ constexpr bool descs_sane()
 
 		if (ws != 4 && ws != 8)
 			return false;
-		const FrameDesc *fs[2] = { &d.frame, &d.entry };
+		const FrameDesc *fs[3] = { &d.frame, &d.entry, &d.alt };
 
 		for (const FrameDesc *f : fs) {
-			if (f->flags & kRaInLr)
+			if ((f->flags & kRaInLr) || (f == &d.alt && d.pick == kPickFixed))
 				continue;
 			const int low = f->cfa_off + frame_low_off(*f);
 
@@ -164,6 +211,10 @@ constexpr bool descs_sane()
 		}
 		if (d.frame.flags != 0 || d.frame.fp_off == 0)
 			return false;	/* a chained frame is fp based and saves fp */
+		if (d.pick == kPickCallSite &&
+		    (d.alt.flags != 0 || d.alt.fp_off == 0 || ws != 4 ||
+		     !(d.fixup & kFixThumb)))
+			return false;	/* so is the alternative; call sites are AArch32's */
 	}
 	return true;
 }
@@ -176,11 +227,146 @@ inline u32 walk_stop(fsm_uw_result &res, u32 stop)
 	return res.nr;
 }
 
+/* The walk's position: the frame being unwound and what came before. */
+struct WalkPos {
+	u64 sp;			/* lower bound of the current frame (cfa of the last one) */
+	u64 fp;			/* the current frame pointer */
+	u64 prev_fp;		/* the fp before it (valid when !fp_is_reg) */
+	bool fp_is_reg;		/* fp is still the register, not read from memory */
+	u32 records;		/* frame records read from user memory */
+};
+
+/* One record read through a FrameDesc. */
+struct Record {
+	u64 cfa;
+	u64 ra;
+	u64 next_fp;
+};
+
+inline constexpr u32 kRecordOk = FSM_UW_NR_STOPS;	/* read_record(): no stop */
+
+/*
+ * read_record - apply the safety rules to one fp/sp-based frame of shape @f
+ * and read its record. Return kRecordOk, or the enum fsm_uw_stop that ends
+ * the walk. At most two reads.
+ */
+template <typename ReadWord>
+[[nodiscard]] inline u32 read_record(const FrameDesc &f, const WalkPos &p, u64 ws,
+				     u64 amask, ReadWord &read_word, Record &r)
+{
+	const u64 base = (f.flags & kCfaFromSp) ? p.sp : p.fp;
+	const u32 fault = p.records ? FSM_UW_STOP_FAULT : FSM_UW_STOP_FIRST_FAULT;
+
+	r.next_fp = p.fp;
+	/* fp == 0: the outermost frame cleared it (or there is no chain at all). */
+	if (!(f.flags & kCfaFromSp) && p.fp == 0)
+		return p.fp_is_reg ? FSM_UW_STOP_ZERO_FP : FSM_UW_STOP_END;
+	/* Frame records are word aligned. */
+	if (base & (ws - 1))
+		return FSM_UW_STOP_MISALIGNED;
+	/* The fp chain strictly increases (also implied by the two sp rules below). */
+	if (!p.fp_is_reg && p.fp <= p.prev_fp)
+		return FSM_UW_STOP_NOT_INCREASING;
+	r.cfa = base + f.cfa_off;
+	/* cfa stays inside the mode's address space (no wrap-around). */
+	if (r.cfa < base || r.cfa > amask)
+		return FSM_UW_STOP_NOT_INCREASING;
+	/* The stack grows down: the whole record lies at or above sp (so fp >= sp). */
+	if (r.cfa + frame_low_off(f) < p.sp)
+		return FSM_UW_STOP_NOT_INCREASING;
+	/* Each frame moves strictly up, cfa > sp; sp becomes cfa, so no loop. */
+	if (r.cfa <= p.sp)
+		return FSM_UW_STOP_NOT_INCREASING;
+	/* Stop on a fault; on the first record it means "registers only". */
+	if (!read_word(r.cfa + f.ra_off, (u32)ws, r.ra))
+		return fault;
+	if (f.fp_off && !read_word(r.cfa + f.fp_off, (u32)ws, r.next_fp))
+		return fault;
+	r.ra &= amask;
+	r.next_fp &= amask;
+	return kRecordOk;
+}
+
+/*
+ * follows_call - does the AArch32 return address @ra (bit 0 = Thumb) come
+ * right after a call instruction? A32: BL<c>, BLX imm, BLX<c> Rm in the word
+ * before. Thumb: a 32-bit BL/BLX imm (first halfword 11110..., second
+ * 11.1.... / 11.0....) or a 16-bit BLX Rm (010001111....000) ending just
+ * before it. One 4-byte read (little endian); a fault is "no".
+ */
+template <typename ReadWord>
+[[nodiscard]] inline bool follows_call(u64 ra, ReadWord &read_word)
+{
+	const u64 a = ra & ~1ull;
+	u64 w;
+
+	if (a < 4 || (!(ra & 1) && (a & 3)) || !read_word(a - 4, 4, w))
+		return false;
+	if (ra & 1) {
+		const u64 hw1 = w & 0xffff, hw2 = (w >> 16) & 0xffff;
+
+		return ((hw1 & 0xf800) == 0xf000 && (hw2 & 0xc000) == 0xc000) ||
+		       (hw2 & 0xff87) == 0x4780;
+	}
+	if ((w >> 28) == 0xf)		/* unconditional space: only BLX imm */
+		return (w & 0xfe000000) == 0xfa000000;
+	return (w & 0x0f000000) == 0x0b000000 ||	/* BL<c> */
+	       (w & 0x0ffffff0) == 0x012fff30;		/* BLX<c> Rm */
+}
+
+/*
+ * pick_layout - kPickCallSite: read the frame as m.frame and as m.alt and
+ * keep the more plausible one. Score per candidate: 0 if its rules fail or
+ * its saved fp is neither 0 nor an aligned address above fp (the chain could
+ * not go on), 1 otherwise, 2 if moreover its return address follows a call.
+ * The higher score wins; a tie keeps @prefer (the previous frame's layout,
+ * 0 = m.frame) and, unless both are 0, flags the result unreliable. Both 0:
+ * @prefer's stop reason (or its record, which the next step rejects).
+ * Once the walk is unreliable (Thumb start, an A32/Thumb switch, a tie:
+ * r7 may point at locals), only a record whose return address follows a
+ * call is taken: anything less ends the walk with FSM_UW_STOP_NO_CALL
+ * rather than report a guess (a signal handler's return into the sigreturn
+ * trampoline ends it too).
+ * At most six reads. Return kRecordOk or a stop; *@chosen: 0 or 1.
+ */
+template <typename ReadWord>
+[[nodiscard]] inline u32 pick_layout(const ModeDesc &m, const WalkPos &p, u64 ws,
+				     u64 amask, ReadWord &read_word, u32 prefer,
+				     u32 &chosen, Record &r, bool &unreliable)
+{
+	const FrameDesc *cand[2] = { &m.frame, &m.alt };
+	Record rec[2] = {};
+	u32 stop[2], score[2];
+
+	for (u32 i = 0; i < 2; i++) {
+		stop[i] = read_record(*cand[i], p, ws, amask, read_word, rec[i]);
+		const u64 nfp = rec[i].next_fp;
+		const bool fp_ok = nfp == 0 || (nfp > p.fp && !(nfp & (ws - 1)));
+
+		score[i] = stop[i] != kRecordOk || !fp_ok ? 0 :
+			   follows_call(rec[i].ra, read_word) ? 2 : 1;
+	}
+	if (score[0] != score[1]) {
+		chosen = score[0] > score[1] ? 0 : 1;
+	} else {
+		chosen = prefer;
+		if (score[0])
+			unreliable = true;
+	}
+	r = rec[chosen];
+	if (stop[chosen] != kRecordOk)
+		return stop[chosen];
+	/* Unreliable so far: take only what a call instruction vouches for. */
+	if (unreliable && score[chosen] < 2)
+		return FSM_UW_STOP_NO_CALL;
+	return kRecordOk;
+}
+
 /*
  * walk - the generic frame-pointer walk.
  * @regs:      user registers and mode (fsm_uw_regs).
  * @read_word: functor bool(u64 addr, u32 size, u64 &out); false = fault.
- *             Called at most 2 * max times.
+ *             Called at most 2 * max times (6 * max for kPickCallSite).
  * @entries:   output array of @max entries: [0] = ip, then return addresses.
  * @res:       output; always filled (nr, stop, flags, mode).
  * Context: any in which @read_word may run; never sleeps by itself.
@@ -202,80 +388,81 @@ template <typename ReadWord>
 
 	const u64 ws = m->word_size;
 	const u64 amask = ws == 8 ? ~0ull : 0xffffffffull;	/* the mode's address space */
-	u64 sp = regs.sp & amask;
-	u64 fp = regs.fp & amask;
-	u64 prev_fp = 0;
-	bool fp_is_reg = true;		/* fp is still the register, not read from memory */
-	u32 records = 0;		/* frame records read from user memory */
+	WalkPos p = { .sp = regs.sp & amask, .fp = regs.fp & amask, .prev_fp = 0,
+		      .fp_is_reg = true, .records = 0 };
 	const FrameDesc *f = &m->frame;
+	u32 layout = 0;			/* kPickCallSite: 0 = m->frame, 1 = m->alt */
+	bool unreliable = false;
+	/* AArch32: the instruction set of the code being unwound (bit 0 of its pc). */
+	bool thumb = (m->fixup & kFixThumb) && (regs.flags & FSM_UW_REGS_THUMB);
 
 	if (regs.flags & FSM_UW_REGS_AT_ENTRY) {
 		f = &m->entry;
 		res.flags |= FSM_UW_RES_AT_ENTRY;
 	}
+	/* Thumb: r7 is a frame pointer for clang, not for GCC (see the top). */
+	if (thumb)
+		unreliable = true;
 
 	/* Entry 0 is where the task was interrupted, not a return address. */
 	entries[res.nr++] = regs.ip & amask;
 
 	for (;;) {
-		u64 cfa, ra = 0, next_fp = fp;
+		Record r = { .cfa = p.sp, .ra = 0, .next_fp = p.fp };
+		/* Flags of this frame: committed to res only if it is reported. */
+		bool frame_unreliable = unreliable;
 
 		if (f->flags & kRaInLr) {
 			/* Function entry on arm: the return address is still in lr. */
-			ra = regs.lr & amask;
-			cfa = sp;
+			r.ra = regs.lr & amask;
 		} else {
-			const u64 base = (f->flags & kCfaFromSp) ? sp : fp;
-			const u32 fault = records ? FSM_UW_STOP_FAULT : FSM_UW_STOP_FIRST_FAULT;
+			u32 stop;
 
-			/* fp == 0: the outermost frame cleared it (or there is no chain at all). */
-			if (!(f->flags & kCfaFromSp) && fp == 0)
-				return walk_stop(res, fp_is_reg ? FSM_UW_STOP_ZERO_FP : FSM_UW_STOP_END);
-			/* Frame records are word aligned. */
-			if (base & (ws - 1))
-				return walk_stop(res, FSM_UW_STOP_MISALIGNED);
-			/* The fp chain strictly increases (also implied by the two sp rules below). */
-			if (!fp_is_reg && fp <= prev_fp)
-				return walk_stop(res, FSM_UW_STOP_NOT_INCREASING);
-			cfa = base + f->cfa_off;
-			/* cfa stays inside the mode's address space (no wrap-around). */
-			if (cfa < base || cfa > amask)
-				return walk_stop(res, FSM_UW_STOP_NOT_INCREASING);
-			/* The stack grows down: the whole record lies at or above sp (so fp >= sp). */
-			if (cfa + frame_low_off(*f) < sp)
-				return walk_stop(res, FSM_UW_STOP_NOT_INCREASING);
-			/* Each frame moves strictly up, cfa > sp; sp becomes cfa, so no loop. */
-			if (cfa <= sp)
-				return walk_stop(res, FSM_UW_STOP_NOT_INCREASING);
-			/* Stop on a fault; on the first record it means "registers only". */
-			if (!read_word(cfa + f->ra_off, (u32)ws, ra))
-				return walk_stop(res, fault);
-			if (f->fp_off && !read_word(cfa + f->fp_off, (u32)ws, next_fp))
-				return walk_stop(res, fault);
-			records++;
-			ra &= amask;
-			next_fp &= amask;
+			if (m->pick == kPickCallSite && f == &m->frame) {
+				stop = pick_layout(*m, p, ws, amask, read_word, layout,
+						   layout, r, frame_unreliable);
+				f = layout ? &m->alt : &m->frame;
+			} else {
+				stop = read_record(*f, p, ws, amask, read_word, r);
+			}
+			/* A walk that ends on an ambiguous frame is flagged too. */
+			if (stop != kRecordOk) {
+				if (frame_unreliable)
+					res.flags |= FSM_UW_RES_UNRELIABLE;
+				return walk_stop(res, stop);
+			}
+			p.records++;
 		}
 
 		if (m->fixup & kFixPac)
-			ra &= ~regs.pac_mask;
-		if ((m->fixup & kFixThumb) && (ra & 1)) {
-			ra &= ~1ull;
-			res.flags |= FSM_UW_RES_THUMB;
-		}
+			r.ra &= ~regs.pac_mask;
+		const bool ra_thumb = (m->fixup & kFixThumb) && (r.ra & 1);
+
+		/* Switching instruction set switches the fp register (r11/r7). */
+		if ((m->fixup & kFixThumb) && r.ra && ra_thumb != thumb)
+			frame_unreliable = true;
+		r.ra &= ~(u64)ra_thumb;
+		if (unreliable)
+			res.flags |= FSM_UW_RES_UNRELIABLE;
 		/* A zero return address marks the outermost frame. */
-		if (ra == 0)
+		if (r.ra == 0)
 			return walk_stop(res, FSM_UW_STOP_END);
 		/* Bounded depth: one more valid frame but no room for it. */
 		if (res.nr >= max)
 			return walk_stop(res, FSM_UW_STOP_DEPTH);
-		entries[res.nr++] = ra;
+		entries[res.nr++] = r.ra;
+		thumb = ra_thumb;
+		unreliable = frame_unreliable;
+		if (ra_thumb)
+			res.flags |= FSM_UW_RES_THUMB;
+		if (unreliable)
+			res.flags |= FSM_UW_RES_UNRELIABLE;
 
-		sp = cfa;
+		p.sp = r.cfa;
 		if (f->fp_off) {
-			prev_fp = fp;
-			fp = next_fp;
-			fp_is_reg = false;
+			p.prev_fp = p.fp;
+			p.fp = r.next_fp;
+			p.fp_is_reg = false;
 		}
 		f = &m->frame;
 	}

@@ -57,6 +57,7 @@
 
 #include "compat.h"
 #include "tracing.h"
+#include "ustack_arch.h"
 #include "ustack.h"
 
 /* debugfs mode: ftrace_stackmap/instances */
@@ -314,10 +315,11 @@ static void fsm_show_ustack(struct seq_file *m, struct fsm_reader *r, u32 id)
 		return;		/* handed out, not yet published */
 	nr = (nw - FSM_UKEY_HDR) / 2;
 	flags = FSM_UKEY_META_FLAGS(w[FSM_UKEY_META]);
-	seq_printf(m, "ustack_id %u [hits %llu, depth %u, mm %016llx, stop %u%s%s]\n",
+	seq_printf(m, "ustack_id %u [hits %llu, depth %u, mm %016llx, stop %u%s%s%s]\n",
 		   id, hits, nr, w[FSM_UKEY_MM], FSM_UKEY_META_STOP(w[FSM_UKEY_META]),
-		   flags & FSM_USF_IA32 ? ", ia32" : "",
-		   flags & FSM_USF_TRUNCATED ? ", truncated" : "");
+		   flags & FSM_USF_IA32 ? ", " FSM_UST_ARCH_COMPAT_NAME : "",
+		   flags & FSM_USF_TRUNCATED ? ", truncated" : "",
+		   flags & FSM_USF_UNRELIABLE ? ", unreliable" : "");
 	w += FSM_UKEY_HDR;
 	for (i = 0; i < nr; i++) {
 		seq_printf(m, "  [%u] ", i);

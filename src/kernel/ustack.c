@@ -35,6 +35,7 @@
 #include <linux/siphash.h>
 
 #include "tracing.h"
+#include "ustack_arch.h"
 #include "ustack_internal.h"
 
 struct fsm_ust_slot *fsm_ust_slots;
@@ -129,11 +130,7 @@ void fsm_ust_task_free(void *data, struct task_struct *t)
 
 void fsm_ust_regs(struct pt_regs *regs, struct fsm_uw_regs *u)
 {
-	memset(u, 0, sizeof(*u));
-	u->ip = regs->ip;
-	u->sp = regs->sp;
-	u->fp = regs->bp;
-	u->mode = user_64bit_mode(regs) ? FSM_UW_MODE_X86_64 : FSM_UW_MODE_IA32;
+	fsm_ust_arch_regs(regs, u);
 }
 
 /*
@@ -147,7 +144,7 @@ u64 fsm_ust_sig(struct pt_regs *regs)
 	struct fsm_uw_regs u;
 
 	fsm_ust_regs(regs, &u);
-	return fsm_uwc_entry_sig(&u, regs->orig_ax);
+	return fsm_uwc_entry_sig(&u, fsm_ust_arch_syscall(regs));
 }
 
 /*

@@ -40,7 +40,8 @@ void fsm_ustack_id_reset(u32 id);
 /*
  * The user stack map's key (and record) for a stack of nr frames:
  *   [0] FSM_UKEY_MM    address-space key (keyed siphash, never a pointer)
- *   [1] FSM_UKEY_META  FSM_USF_IA32 | FSM_USF_TRUNCATED in bits 0..15,
+ *   [1] FSM_UKEY_META  FSM_USF_IA32 | FSM_USF_TRUNCATED | FSM_USF_UNRELIABLE
+ *                      in bits 0..15,
  *                      the walk's stop reason in bits 16..23
  *   [2 + 2i], [3 + 2i] frame i: file id, offset | FSM_UFR_* flags
  * so a record of w words holds (w - FSM_UKEY_HDR) / 2 frames.

@@ -188,8 +188,9 @@ static void fsm_ust_get_id(struct fsm_ust_slot *slot, u32 inst_id, u32 nr,
 		r->id_reason = FSM_UIR_NO_MAP;
 		goto out;
 	}
-	slot->words[FSM_UKEY_META] = (r->flags & (FSM_USF_IA32 | FSM_USF_TRUNCATED)) |
-				     (u64)slot->stop << 16;
+	slot->words[FSM_UKEY_META] =
+		(r->flags & (FSM_USF_IA32 | FSM_USF_TRUNCATED | FSM_USF_UNRELIABLE)) |
+		(u64)slot->stop << 16;
 	/* a reset waits for inserters: keep this short and unpreempted */
 	preempt_disable();
 	ret = fsm_map_insert(umap, slot->words, FSM_UKEY_HDR + 2 * nr, epoch,

@@ -22,8 +22,8 @@
 #include <linux/sched.h>
 #include <linux/siphash.h>
 #include <linux/uaccess.h>
-#include <asm/segment.h>
 
+#include "ustack_arch.h"
 #include "ustack_internal.h"
 
 atomic64_t fsm_ust_walks = ATOMIC64_INIT(0);
@@ -153,9 +153,9 @@ unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
 	if (t->self_exec_id != slot->exec_id)
 		return fsm_ust_abort(slot, res, FSM_URS_EXEC);
 	fsm_ust_regs(regs, &u);
-	if (u.mode == FSM_UW_MODE_IA32) {
+	if (fsm_ust_arch_compat(&u)) {
 		slot->flags |= FSM_USF_IA32;
-		if (regs->cs != __USER32_CS || regs->ss != __USER32_DS)
+		if (!fsm_ust_arch_flat(regs))
 			return fsm_ust_abort(slot, res, FSM_URS_SEGMENTS);
 	}
 	atomic64_inc(&fsm_ust_walks);
@@ -166,6 +166,8 @@ unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
 		       FSM_URS_FIRST_FAULT : FSM_URS_WALKED;
 	if (res->stop == FSM_UW_STOP_DEPTH)
 		slot->flags |= FSM_USF_TRUNCATED;
+	if (res->flags & FSM_UW_RES_UNRELIABLE)
+		slot->flags |= FSM_USF_UNRELIABLE;
 	fsm_ust_translate(slot, entries, nr);
 	slot->nr = nr;
 	return nr;

@@ -90,6 +90,7 @@ inline void put_record(FakeMem &m, u32 mode, u64 fp, u64 saved_fp, u64 ra)
 		break;
 	case FSM_UW_MODE_IA32:		/* push %ebp; mov %esp,%ebp */
 	case FSM_UW_MODE_A32_FRAME_RECORD:	/* push {r11, lr}; mov r11, sp */
+	case FSM_UW_MODE_A32:		/* either layout: the frame record here */
 		m.put32(fp, saved_fp);
 		m.put32(fp + 4, ra);
 		break;

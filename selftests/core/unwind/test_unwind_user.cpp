@@ -40,7 +40,8 @@ Walked walk(const FakeMem &m, const fsm_uw_regs &regs, u32 max = FSM_MAX_USER_DE
 
 	EXPECT_EQ(n, res.nr);
 	EXPECT_LE(res.nr, max);
-	EXPECT_LE(reads, 2ull * max) << "read bound";
+	/* FSM_UW_MODE_A32 reads two candidate records and their call sites. */
+	EXPECT_LE(reads, (regs.mode == FSM_UW_MODE_A32 ? 6ull : 2ull) * max) << "read bound";
 	EXPECT_LT(res.stop, (u32)FSM_UW_NR_STOPS);
 	for (size_t i = res.nr; i < buf.size(); i++)
 		EXPECT_EQ(buf[i], kGuard) << "wrote past nr at " << i;
@@ -188,6 +189,146 @@ TEST(UnwindUser, A32GccRecordMayStartOneWordBelowFp)
 }
 
 /* ---- termination rules --------------------------------------------------- */
+
+/* ---- FSM_UW_MODE_A32: the layout picked per frame ---------------------- */
+
+namespace {
+
+/* Code words at the call sites: A32 "bl" (cond AL), Thumb "bl" (2 halfwords). */
+constexpr u32 kA32Bl = 0xebfffffe;
+constexpr u32 kThumbBl = 0xfffef7ffu;	/* hw1 0xf7ff, hw2 0xfffe at a - 4 */
+constexpr u32 kA32Nop = 0xe1a00000;	/* mov r0, r0: no call */
+
+/* The call instruction before return address @ra (bit 0: Thumb). */
+void put_call(FakeMem &m, u64 ra, u32 insn)
+{
+	m.put32((ra & ~1ull) - 4, insn);
+}
+
+} /* namespace */
+
+TEST(UnwindUser, A32PicksLayoutPerFrame)
+{
+	/*
+	 * A clang frame (fp -> {old fp, lr}) called from GCC frames (fp -> lr,
+	 * old fp at fp - 4): the walker takes each frame's own layout.
+	 */
+	FakeMem m;
+	put_record(m, FSM_UW_MODE_A32_FRAME_RECORD, 0x2008, 0x2104, 0x10100);
+	put_record(m, FSM_UW_MODE_A32_GCC, 0x2104, 0x2204, 0x10200);
+	put_record(m, FSM_UW_MODE_A32_GCC, 0x2204, 0, 0x10300);
+	for (u64 ra : { 0x10100, 0x10200, 0x10300 })
+		put_call(m, ra, kA32Bl);
+	auto w = walk(m, regs_of(FSM_UW_MODE_A32, 0x10000, 0x2000, 0x2008));
+	EXPECT_EQ(w.e, (V{ 0x10000, 0x10100, 0x10200, 0x10300 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+	EXPECT_EQ(w.res.flags, 0u);
+	EXPECT_LE(w.reads, 6ull * 4);
+
+	/* The same memory through either fixed layout loses frames. */
+	auto g = walk(m, regs_of(FSM_UW_MODE_A32_GCC, 0x10000, 0x2000, 0x2008));
+	EXPECT_NE(g.e, w.e);
+	auto c = walk(m, regs_of(FSM_UW_MODE_A32_FRAME_RECORD, 0x10000, 0x2000, 0x2008));
+	EXPECT_NE(c.e, w.e);
+}
+
+TEST(UnwindUser, A32CallSiteDecides)
+{
+	/*
+	 * GCC frame whose return address lies above the stack (a thread stack
+	 * below the libraries) and whose [fp - 4] is 0: both layouts have a
+	 * plausible saved fp; only the GCC one's return address follows a call.
+	 */
+	FakeMem m;
+	put_record(m, FSM_UW_MODE_A32_GCC, 0x2004, 0, 0x40100);	/* [0x2004] = 0x40100 */
+	m.put32(0x2008, 0x77777777);				/* clang's "lr": no call there */
+	put_call(m, 0x40100, kA32Bl);
+	auto w = walk(m, regs_of(FSM_UW_MODE_A32, 0x10000, 0x2000, 0x2004));
+	EXPECT_EQ(w.e, (V{ 0x10000, 0x40100 }));
+	EXPECT_EQ(w.res.flags, 0u);
+
+	/* Without the call instruction it is a tie: previous layout, flagged. */
+	put_call(m, 0x40100, kA32Nop);
+	auto t = walk(m, regs_of(FSM_UW_MODE_A32, 0x10000, 0x2000, 0x2004));
+	EXPECT_EQ(t.res.flags & FSM_UW_RES_UNRELIABLE, FSM_UW_RES_UNRELIABLE);
+	EXPECT_EQ(t.res.stop, (u32)FSM_UW_STOP_NO_CALL);
+	EXPECT_EQ(t.e, (V{ 0x10000 }));
+}
+
+TEST(UnwindUser, A32ThumbStartIsUnreliable)
+{
+	/* clang Thumb: r7 -> {old r7, lr}, Thumb return addresses. */
+	FakeMem m;
+	put_chain(m, FSM_UW_MODE_A32_FRAME_RECORD, { 0x2008, 0x2020 }, { 0x10101, 0x10201 });
+	put_call(m, 0x10101, kThumbBl);
+	put_call(m, 0x10201, kThumbBl);
+	auto w = walk(m, regs_of(FSM_UW_MODE_A32, 0x10000, 0x2000, 0x2008, 0,
+				 FSM_UW_REGS_THUMB));
+	EXPECT_EQ(w.e, (V{ 0x10000, 0x10100, 0x10200 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+	EXPECT_EQ(w.res.flags, (u32)(FSM_UW_RES_THUMB | FSM_UW_RES_UNRELIABLE));
+
+	/* Unreliable: a record without a call before its return address ends it. */
+	put_call(m, 0x10201, 0);
+	auto n = walk(m, regs_of(FSM_UW_MODE_A32, 0x10000, 0x2000, 0x2008, 0,
+				 FSM_UW_REGS_THUMB));
+	EXPECT_EQ(n.e, (V{ 0x10000, 0x10100 }));
+	EXPECT_EQ(n.res.stop, (u32)FSM_UW_STOP_NO_CALL);
+
+	/* The same chain in A32 state: reliable until the switch to Thumb. */
+	FakeMem a;
+	put_chain(a, FSM_UW_MODE_A32_FRAME_RECORD, { 0x2008, 0x2020 }, { 0x10100, 0x10201 });
+	put_call(a, 0x10100, kA32Bl);
+	put_call(a, 0x10201, kThumbBl);
+	auto s = walk(a, regs_of(FSM_UW_MODE_A32, 0x10000, 0x2000, 0x2008));
+	EXPECT_EQ(s.e, (V{ 0x10000, 0x10100, 0x10200 }));
+	EXPECT_EQ(s.res.flags, (u32)(FSM_UW_RES_THUMB | FSM_UW_RES_UNRELIABLE));
+	auto r = walk(a, regs_of(FSM_UW_MODE_A32, 0x10000, 0x2000, 0x2008), 2);
+	EXPECT_EQ(r.res.flags, 0u) << "A32 frames before the switch are reliable";
+	EXPECT_EQ(r.res.stop, (u32)FSM_UW_STOP_DEPTH);
+}
+
+TEST(UnwindUser, A32FollowsCallEncodings)
+{
+	/* BL<c>, BLX imm, BLX Rm in A32; 32-bit BL/BLX and 16-bit BLX Rm in Thumb. */
+	const struct { u64 ra; u32 word; bool call; } cases[] = {
+		{ 0x10100, 0xebfffffe, true },	/* bl */
+		{ 0x10100, 0x1b000010, true },	/* blne */
+		{ 0x10100, 0xfa000010, true },	/* blx imm */
+		{ 0x10100, 0xe12fff33, true },	/* blx r3 */
+		{ 0x10100, 0xe12fff13, false },	/* bx r3 */
+		{ 0x10100, 0xea000010, false },	/* b */
+		{ 0x10101, 0xf800f000, true },	/* Thumb bl */
+		{ 0x10101, 0xe800f000, true },	/* Thumb blx imm */
+		{ 0x10101, 0x47980000, true },	/* Thumb blx r3 (at a - 2) */
+		{ 0x10101, 0x47180000, false },	/* Thumb bx r3 */
+		{ 0x10102, 0xebfffffe, false },	/* A32 address not word aligned */
+	};
+	for (const auto &c : cases) {
+		FakeMem m;
+		put_call(m, c.ra, c.word);
+		auto rd = m.reader();
+		EXPECT_EQ(fsm::unwind::follows_call(c.ra, rd), c.call)
+			<< std::hex << c.ra << " " << c.word;
+	}
+	FakeMem none;
+	auto rd = none.reader();
+	EXPECT_FALSE(fsm::unwind::follows_call(0x10100, rd)) << "fault = no";
+	EXPECT_FALSE(fsm::unwind::follows_call(0x3, rd));
+}
+
+TEST(UnwindUser, Arm64PacAndTagStripped)
+{
+	/* The glue's mask, GENMASK(63, 48): PAC bits 54..48 and a top-byte tag. */
+	FakeMem m;
+	put_chain(m, FSM_UW_MODE_ARM64, { 0x7ffff000ull, 0x7ffff040ull },
+		  { 0x3a7f000000400100ull, 0x0055000000400200ull });
+	auto r = regs_of(FSM_UW_MODE_ARM64, 0x400000, 0x7fffefe0ull, 0x7ffff000ull);
+	r.pac_mask = ~((1ull << 48) - 1);
+	auto w = walk(m, r);
+	EXPECT_EQ(w.e, (V{ 0x400000, 0x400100, 0x400200 }));
+	EXPECT_EQ(w.res.flags, 0u);
+}
 
 TEST(UnwindUser, ZeroFpRegister)
 {

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Real AArch64 and AArch32 stacks: xprog/chain.c, cross-built with
+ * -fno-omit-frame-pointer for AArch64 (also with pointer authentication),
+ * A32 and Thumb (GCC and clang), ran under qemu-user and dumped its
+ * registers and stack at a known call chain (CMakeLists.txt builds and runs
+ * it). Here the core walker walks that dump, reading the stack from the
+ * dump and code from the program's ELF segments (nothing else is mapped: a
+ * read elsewhere faults), and every entry is symbolized with the program's
+ * own symbol table (libelf), independently of the walker.
+ *
+ * What to expect (Documentation/ustack.rst, "Architectures"):
+ * - AArch64, A32 GCC and clang, clang Thumb: exactly capture, f3, f2, f1,
+ *   main (then glibc, which has no frame pointers: whatever follows is not
+ *   checked).
+ * - A leaf (no frame record: GCC AArch64): its caller f3 is skipped,
+ *   because its return address is only in lr; with FSM_UW_REGS_AT_ENTRY the
+ *   walker takes lr and the chain is complete.
+ * - GCC Thumb: r7 points below the locals, not at the record: the walk is
+ *   flagged FSM_UW_RES_UNRELIABLE and does not find the chain.
+ */
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "unwind_user.h"
+#include "xprog/xc_dump.h"
+
+#ifndef FSM_XC_DIR
+#error "FSM_XC_DIR: the directory of the cross-built programs and their dumps"
+#endif
+
+namespace {
+
+using u64 = unsigned long long;
+using u32 = unsigned int;
+
+struct Segment {
+	u64 vaddr;
+	std::vector<unsigned char> bytes;	/* p_filesz bytes of the file */
+};
+
+struct Symbol {
+	u64 start, size;
+	std::string name;
+};
+
+/* A cross-built program (segments, symbols) and one of its dumps. */
+struct Target {
+	std::vector<Segment> segs;
+	std::vector<Symbol> syms;
+	xc_header hdr{};
+	std::vector<unsigned char> stack;
+	std::string error;
+
+	bool load_elf(const std::string &path)
+	{
+		elf_version(EV_CURRENT);
+		int fd = open(path.c_str(), O_RDONLY);
+		if (fd < 0)
+			return fail("cannot open " + path);
+		Elf *e = elf_begin(fd, ELF_C_READ, nullptr);
+		bool ok = e && load_segments(e, fd) && load_symbols(e);
+		if (e)
+			elf_end(e);
+		close(fd);
+		return ok || fail(error.empty() ? "bad ELF " + path : error);
+	}
+
+	bool load_segments(Elf *e, int fd)
+	{
+		size_t n;
+		if (elf_getphdrnum(e, &n))
+			return false;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			Segment s{ ph.p_vaddr, std::vector<unsigned char>(ph.p_filesz) };
+			if (pread(fd, s.bytes.data(), ph.p_filesz, (off_t)ph.p_offset) !=
+			    (ssize_t)ph.p_filesz)
+				return false;
+			segs.push_back(std::move(s));
+		}
+		return !segs.empty();
+	}
+
+	bool load_symbols(Elf *e)
+	{
+		for (Elf_Scn *scn = nullptr; (scn = elf_nextscn(e, scn));) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+				continue;
+			Elf_Data *d = elf_getdata(scn, nullptr);
+			for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym sym;
+				if (!gelf_getsym(d, (int)i, &sym) ||
+				    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+					continue;
+				/* Thumb functions have bit 0 set in st_value. */
+				syms.push_back({ sym.st_value & ~1ull, sym.st_size,
+						 elf_strptr(e, sh.sh_link, sym.st_name) });
+			}
+		}
+		return !syms.empty();
+	}
+
+	bool load_dump(const std::string &path)
+	{
+		std::ifstream in(path, std::ios::binary);
+		std::vector<unsigned char> all((std::istreambuf_iterator<char>(in)),
+					       std::istreambuf_iterator<char>());
+		if (all.size() < sizeof(hdr))
+			return fail("short or missing dump " + path);
+		memcpy(&hdr, all.data(), sizeof(hdr));
+		if (hdr.magic != XC_MAGIC || all.size() != sizeof(hdr) + hdr.len)
+			return fail("bad dump " + path);
+		stack.assign(all.begin() + sizeof(hdr), all.end());
+		return true;
+	}
+
+	bool fail(const std::string &why)
+	{
+		error = why;
+		return false;
+	}
+
+	/* The reader: the dumped stack, then the ELF segments; else a fault. */
+	bool read(u64 addr, u32 size, u64 &out) const
+	{
+		auto from = [&](u64 base, const std::vector<unsigned char> &b) {
+			if (addr < base || addr - base > b.size() || b.size() - (addr - base) < size)
+				return false;
+			u64 v = 0;
+			memcpy(&v, b.data() + (addr - base), size);
+			out = v;
+			return true;
+		};
+		if (size != 4 && size != 8)
+			return false;
+		if (from(hdr.sp, stack))
+			return true;
+		for (const Segment &s : segs)
+			if (from(s.vaddr, s.bytes))
+				return true;
+		return false;
+	}
+
+	/* The function containing @addr, "?" if none. */
+	std::string sym(u64 addr) const
+	{
+		for (const Symbol &s : syms)
+			if (addr >= s.start && addr < s.start + s.size)
+				return s.name;
+		return "?";
+	}
+};
+
+struct Walk {
+	std::vector<std::string> names;	/* entry 0 as is, the others at ra - 1 */
+	std::vector<u64> e;
+	fsm_uw_result res;
+};
+
+/* AArch64 user addresses have at most 48 bits under qemu-user and Debian. */
+constexpr u64 kPacMask = ~((1ull << 48) - 1);
+
+fsm_uw_regs regs_of(const Target &t, u64 pac_mask, u32 flags = 0)
+{
+	fsm_uw_regs r{};
+	r.ip = t.hdr.pc;
+	r.sp = t.hdr.sp;
+	r.fp = t.hdr.fp;
+	r.lr = t.hdr.lr;
+	if (t.hdr.arch == XC_ARCH_AARCH64) {
+		r.mode = FSM_UW_MODE_ARM64;
+		r.pac_mask = pac_mask;
+	} else {
+		r.mode = FSM_UW_MODE_A32;
+		if (t.hdr.thumb)
+			flags |= FSM_UW_REGS_THUMB;
+	}
+	r.flags = flags;
+	return r;
+}
+
+Walk walk(const Target &t, const fsm_uw_regs &r)
+{
+	Walk w;
+	u64 buf[FSM_MAX_USER_DEPTH];
+	u32 n = fsm::unwind::walk(r, [&](u64 a, u32 s, u64 &o) { return t.read(a, s, o); },
+				  buf, FSM_MAX_USER_DEPTH, w.res);
+	for (u32 i = 0; i < n; i++) {
+		w.e.push_back(buf[i]);
+		w.names.push_back(t.sym(i ? buf[i] - 1 : buf[i]));
+	}
+	return w;
+}
+
+std::string describe(const Walk &w)
+{
+	std::string s;
+	for (size_t i = 0; i < w.e.size(); i++) {
+		char a[32];
+		snprintf(a, sizeof(a), "%#llx", w.e[i]);
+		s += std::string(i ? ", " : "") + a + " " + w.names[i];
+	}
+	return s + " (stop " + fsm_uw_stop_name(w.res.stop) + ", flags " +
+	       std::to_string(w.res.flags) + ")";
+}
+
+/* The first names of @w, as many as @want has. */
+std::vector<std::string> head(const Walk &w, size_t n)
+{
+	return std::vector<std::string>(w.names.begin(),
+					w.names.begin() + std::min(n, w.names.size()));
+}
+
+const std::vector<std::string> kChain = { "xc_capture", "xc_f3", "xc_f2", "xc_f1", "main" };
+const std::vector<std::string> kLeafChain = { "xc_capture_leaf", "xc_f3", "xc_f2", "xc_f1",
+					      "main" };
+
+Target load(const std::string &prog, bool leaf)
+{
+	Target t;
+	const std::string dir = FSM_XC_DIR;
+
+	if (t.load_elf(dir + "/" + prog))
+		t.load_dump(dir + "/" + prog + (leaf ? ".leaf.dump" : ".dump"));
+	return t;
+}
+
+#define LOAD(tgt, prog, is_leaf)				\
+	Target tgt = load(prog, is_leaf);			\
+	ASSERT_TRUE(tgt.error.empty()) << tgt.error;		\
+	ASSERT_EQ(tgt.hdr.leaf, (u32)(is_leaf))
+
+} /* namespace */
+
+TEST(UnwindXarch, Arm64Chain)
+{
+	LOAD(t, "xc_a64", false);
+	ASSERT_EQ(t.hdr.arch, XC_ARCH_AARCH64);
+	Walk w = walk(t, regs_of(t, kPacMask));
+	EXPECT_EQ(head(w, kChain.size()), kChain) << describe(w);
+	EXPECT_EQ(w.res.flags, 0u) << describe(w);
+}
+
+TEST(UnwindXarch, Arm64PacStripped)
+{
+	LOAD(t, "xc_a64_pac", false);
+	/* Pointer authentication really signed the saved return addresses. */
+	u64 saved_lr = 0;
+	ASSERT_TRUE(t.read(t.hdr.fp + 8, 8, saved_lr));
+	EXPECT_NE(saved_lr & kPacMask, 0u) << "no PAC bits in the saved x30: not a PAC test";
+
+	Walk w = walk(t, regs_of(t, kPacMask));
+	EXPECT_EQ(head(w, kChain.size()), kChain) << describe(w);
+
+	/* Without the mask the return addresses name nothing. */
+	Walk raw = walk(t, regs_of(t, 0));
+	ASSERT_GE(raw.names.size(), 2u);
+	EXPECT_EQ(raw.names[1], "?") << describe(raw);
+}
+
+TEST(UnwindXarch, Arm64LeafSkipsItsCaller)
+{
+	LOAD(t, "xc_a64", true);
+	/* GCC keeps no frame record in an AArch64 leaf: fp is still f3's. */
+	Walk w = walk(t, regs_of(t, kPacMask));
+	EXPECT_EQ(head(w, 4), (std::vector<std::string>{ "xc_capture_leaf", "xc_f2", "xc_f1",
+							 "main" })) << describe(w);
+	/* A caller that knows it is at a frameless point uses lr. */
+	Walk e = walk(t, regs_of(t, kPacMask, FSM_UW_REGS_AT_ENTRY));
+	EXPECT_EQ(head(e, kLeafChain.size()), kLeafChain) << describe(e);
+}
+
+TEST(UnwindXarch, A32GccChain)
+{
+	LOAD(t, "xc_a32_gcc", false);
+	ASSERT_EQ(t.hdr.thumb, 0u);
+	Walk w = walk(t, regs_of(t, 0));
+	EXPECT_EQ(head(w, kChain.size()), kChain) << describe(w);
+	/* The fixed GCC layout agrees; the frame record layout does not. */
+	fsm_uw_regs r = regs_of(t, 0);
+	r.mode = FSM_UW_MODE_A32_GCC;
+	Walk g = walk(t, r);
+	EXPECT_EQ(head(g, kChain.size()), kChain) << describe(g);
+	r.mode = FSM_UW_MODE_A32_FRAME_RECORD;
+	Walk c = walk(t, r);
+	EXPECT_NE(head(c, kChain.size()), kChain) << describe(c);
+}
+
+TEST(UnwindXarch, A32ClangChain)
+{
+	LOAD(t, "xc_a32_clang", false);
+	Walk w = walk(t, regs_of(t, 0));
+	EXPECT_EQ(head(w, kChain.size()), kChain) << describe(w);
+	fsm_uw_regs r = regs_of(t, 0);
+	r.mode = FSM_UW_MODE_A32_GCC;
+	Walk g = walk(t, r);
+	EXPECT_NE(head(g, kChain.size()), kChain) << describe(g);
+}
+
+TEST(UnwindXarch, ThumbClangChainFlagged)
+{
+	LOAD(t, "xc_t32_clang", false);
+	ASSERT_EQ(t.hdr.thumb, 1u);
+	Walk w = walk(t, regs_of(t, 0));
+	EXPECT_EQ(head(w, kChain.size()), kChain) << describe(w);
+	EXPECT_TRUE(w.res.flags & FSM_UW_RES_UNRELIABLE) << describe(w);
+	EXPECT_TRUE(w.res.flags & FSM_UW_RES_THUMB) << describe(w);
+	/* Entries are code addresses: bit 0 cleared. */
+	for (u64 a : w.e)
+		EXPECT_EQ(a & 1, 0u) << describe(w);
+}
+
+TEST(UnwindXarch, ThumbGccFlagged)
+{
+	LOAD(t, "xc_t32_gcc", false);
+	ASSERT_EQ(t.hdr.thumb, 1u);
+	/* r7 points at xc_capture's locals: no record there follows a call. */
+	Walk w = walk(t, regs_of(t, 0));
+	EXPECT_EQ(w.names, (std::vector<std::string>{ "xc_capture" })) << describe(w);
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_NO_CALL) << describe(w);
+	EXPECT_TRUE(w.res.flags & FSM_UW_RES_UNRELIABLE) << describe(w);
+}
+
+/* AArch32 leaves: both compilers keep the frame at -O2 with frame pointers. */
+TEST(UnwindXarch, A32Leaves)
+{
+	for (const char *prog : { "xc_a32_gcc", "xc_a32_clang", "xc_t32_clang" }) {
+		SCOPED_TRACE(prog);
+		LOAD(t, prog, true);
+		Walk w = walk(t, regs_of(t, 0));
+		EXPECT_EQ(head(w, kLeafChain.size()), kLeafChain) << describe(w);
+	}
+}

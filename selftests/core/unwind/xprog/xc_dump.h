@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xc_dump.h - the dump chain.c writes and test_unwind_xarch.cpp reads:
+ * this header, then xc_header.len bytes of stack starting at xc_header.sp.
+ * Fixed-size fields, little endian (both targets and the host are).
+ */
+#ifndef FSM_SELFTESTS_XC_DUMP_H
+#define FSM_SELFTESTS_XC_DUMP_H
+
+#include <stdint.h>
+
+#define XC_MAGIC	0x31435846u	/* "FXC1" */
+#define XC_ARCH_AARCH64	1u
+#define XC_ARCH_ARM	2u
+
+struct xc_header {
+	uint32_t magic;
+	uint32_t arch;		/* XC_ARCH_* */
+	uint32_t thumb;		/* AArch32: the capture ran in Thumb state */
+	uint32_t leaf;		/* captured in xc_capture_leaf */
+	uint64_t pc;		/* an address inside the capture function */
+	uint64_t sp;
+	uint64_t fp;		/* x29; AArch32: r7 in Thumb state, else r11 */
+	uint64_t lr;		/* x30 / r14 */
+	uint64_t r11;		/* AArch32 only */
+	uint64_t r7;		/* AArch32 only */
+	uint64_t len;		/* stack bytes that follow */
+};
+
+#endif /* FSM_SELFTESTS_XC_DUMP_H */
