@@ -96,21 +96,21 @@ pyout() {
 	[ $rc = 0 ] || grep -q '^not ok' pc.out || nok "filters_check.py $1 exited $rc"
 }
 pyout pprof rec.txt rec.folded rec.prof
-pyout filters "$SR" rec.dat rec.txt
+pyout filters "$SR" rec.dat rec.txt chain64,chainb
 diag "filters: $((SECONDS - T0)) s"
 
 # --sysroot: the program now lives only under a sysroot, at its path
 SYS=$TMPD/sysroot
 mkdir -p "$SYS$TMPD"
 mv chain64 "$SYS$TMPD/chain64"
+# (each run with --comm chain64: only its frames are looked up)
+"$SR" folded -i rec.dat --comm chain64 >moved.folded 2>/dev/null
 check "moved away: chain64's frames do not resolve" \
-	eval '! "$SR" folded -i rec.dat 2>/dev/null | grep -q "^chain64;.*$CHAIN"'
-check "  ... they print as path+0xoffset" \
-	grep -q "^chain64;$TMPD/chain64+0x" <("$SR" folded -i rec.dat 2>/dev/null)
+	eval '! grep -q "^chain64;.*$CHAIN" moved.folded'
+check "  ... they print as path+0xoffset" grep -q "^chain64;.*;$TMPD/chain64+0x" moved.folded
 check "--sysroot: chain64's frames resolve" \
-	eval '"$SR" folded -i rec.dat --sysroot "$SYS" 2>/dev/null | grep -q "^chain64;.*$CHAIN"'
-check "--sysroot of another tree: they do not" \
-	eval '! "$SR" folded -i rec.dat --sysroot "$TMPD/nosuch" 2>/dev/null | grep -q "^chain64;.*$CHAIN"'
+	eval '"$SR" folded -i rec.dat --comm chain64 --sysroot "$SYS" 2>/dev/null |
+		grep -q "^chain64;.*$CHAIN"'
 # stripped there; the debug information in a .build-id tree
 bid=$(readelf -n "$SYS$TMPD/chain64" | grep -o 'Build ID: [0-9a-f]*')
 bid=${bid#Build ID: }
@@ -119,12 +119,14 @@ mkdir -p "dbg/.build-id/${bid:0:2}"
 objcopy --only-keep-debug "$SYS$TMPD/chain64" "dbg/.build-id/${bid:0:2}/${bid:2}.debug"
 strip "$SYS$TMPD/chain64"
 check "stripped under the sysroot: no function names" \
-	eval '! "$SR" folded -i rec.dat --sysroot "$SYS" 2>/dev/null | grep -q "^chain64;.*$CHAIN"'
-check "--sysroot + --debug-dir (.build-id/xx/rest.debug): names again" \
-	eval '"$SR" folded -i rec.dat --sysroot "$SYS" --debug-dir "$TMPD/dbg" 2>/dev/null |
+	eval '! "$SR" folded -i rec.dat --comm chain64 --sysroot "$SYS" 2>/dev/null |
 		grep -q "^chain64;.*$CHAIN"'
-"$SR" report -i rec.dat --sysroot "$SYS" --debug-dir "$TMPD/dbg" >dbg.report 2>/dev/null
-check "  ... and source lines" grep -q "=> ustack_sys (.*chain.c:[0-9]*) \[$TMPD/chain64+0x" dbg.report
+"$SR" report -i rec.dat --comm chain64 --sysroot "$SYS" --debug-dir "$TMPD/dbg" \
+	>dbg.report 2>/dev/null
+check "--sysroot + --debug-dir (.build-id/xx/rest.debug): names and source lines" \
+	grep -q "=> ustack_sys (.*chain.c:[0-9]*) \[$TMPD/chain64+0x" dbg.report
+check "  ... the whole chain" eval 'grep -q "=> ustack_f6 (.*chain.c" dbg.report &&
+	grep -q "=> main (.*chain.c" dbg.report'
 diag "sysroot: $((SECONDS - T0)) s"
 
 if [ -n "${FSM_VM_OUT:-}" ] && [ -d "$FSM_VM_OUT" ]; then
