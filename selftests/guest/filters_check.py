@@ -4,7 +4,7 @@
 expectations computed here from `trace-cmd report` text (tools_filters.sh).
 Prints "ok - what" / "not ok - what # why" lines.
 
-  filters_check.py filters SR TRACE.dat REPORT.txt COMM[,COMM...]
+  filters_check.py filters SR TRACE.dat REPORT.txt COMM[,COMM...] [quick]
       runs `SR folded` with --pid, --comm, --since/--until, --event,
       --instance (alone and combined) and compares each total with the
       number of id records of REPORT.txt that pass the same filter
@@ -74,9 +74,11 @@ def check(sr, dat, recs, args, pred, what):
     return want
 
 
-def cmd_filters(sr, dat, report, comms):
+def cmd_filters(sr, dat, report, comms, quick=False):
     """comms: comma-separated comms to check one by one (each run of the
-    tool costs seconds under TCG: a few chosen filters, not all)"""
+    tool costs seconds under TCG: a few chosen filters, not all). quick:
+    one run per filter, combined (the debug kernel: the filters do not
+    depend on the kernel, the full set runs on stock)"""
     recs = id_records(report)
     ok("id records in trace-cmd report (%d)" % len(recs), len(recs) > 0)
     if not recs:
@@ -86,6 +88,18 @@ def cmd_filters(sr, dat, report, comms):
     for r in recs:
         by_pid[r["pid"]] = by_pid.get(r["pid"], 0) + 1
     pids = sorted(by_pid, key=lambda p: -by_pid[p])
+    ts = sorted({r["us"] for r in recs})
+    if quick:
+        gap = max(range(len(ts) - 1), key=lambda i: ts[i + 1] - ts[i])
+        mid = (ts[gap] + ts[gap + 1]) / 2.0
+        c = comms.split(",")[0]
+        check(sr, dat, recs, ["--pid", str(pids[0]), "--since", "%.7f" % (mid / 1e6)],
+              lambda r: r["pid"] == pids[0] and r["us"] >= mid, "--pid with --since")
+        check(sr, dat, recs, ["--comm", c, "--event", "sys_enter", "--until",
+                              "%.7f" % (mid / 1e6)],
+              lambda r: r["comm"] == c and r["src"] == "sys_enter" and r["us"] <= mid,
+              "--comm with --event and --until")
+        return
     n = check(sr, dat, recs, ["--pid", str(pids[0])],
               lambda r: r["pid"] == pids[0], "--pid")
     ok("--pid selects a strict subset", 0 < n < len(recs) or len(pids) == 1)
@@ -103,7 +117,6 @@ def cmd_filters(sr, dat, report, comms):
               lambda r: r["comm"] in comms[:2], "--comm twice")
     # --since/--until: split times in the widest gaps between records, so
     # that the microseconds of trace-cmd report cannot round across them
-    ts = sorted({r["us"] for r in recs})
     gaps = sorted(range(len(ts) - 1), key=lambda i: ts[i] - ts[i + 1])[:2]
     ok("two gaps between id records for the time filters", len(gaps) == 2)
     if len(gaps) == 2:
@@ -217,8 +230,8 @@ def cmd_pprof(report, folded, prof):
 
 
 def main():
-    if len(sys.argv) == 6 and sys.argv[1] == "filters":
-        cmd_filters(*sys.argv[2:])
+    if len(sys.argv) in (6, 7) and sys.argv[1] == "filters":
+        cmd_filters(*sys.argv[2:6], quick=sys.argv[6:] == ["quick"])
     elif len(sys.argv) == 5 and sys.argv[1] == "pprof":
         cmd_pprof(*sys.argv[2:])
     else:

@@ -15,8 +15,10 @@
 #  - --sysroot: the program moved under a sysroot resolves only with it;
 #    stripped there, its separate debug file in a .build-id tree resolves
 #    it again only with --debug-dir (function names and source lines)
-# With vm-run --out, the recording is left in $FSM_VM_OUT for the host's
-# corrupted-input test (selftests/tools/fuzz_trace.py).
+# On the debug kernel: two combined filter runs and no sysroot part (the
+# tool is host code; stock runs everything). With vm-run --out, the
+# recording is left in $FSM_VM_OUT for the host's corrupted-input test
+# (tools/stackmap-report/tests/fuzz_trace.py, scripts/check stage fuzz).
 # shellcheck disable=SC2016 # eval '...' expands later, on purpose
 export KO=${1:-}
 # shellcheck source=selftests/guest/lib.sh
@@ -27,6 +29,10 @@ PROTO=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 CFLAGS=(-g -O1 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread)
 CHAIN='main;ustack_f1;ustack_f2;ustack_f3;ustack_f4;ustack_f5;ustack_f6;ustack_sys;'
 N=20
+# the debug kernel: one combined run per filter and no sysroot part (the
+# tool runs on the host's libraries either way; stock runs everything)
+DEBUG=0
+[ "${FSM_VM_KERNEL:-}" = debug ] && DEBUG=1
 
 for c in trace-cmd protoc gunzip; do
 	if ! command -v $c >/dev/null; then
@@ -96,38 +102,42 @@ pyout() {
 	[ $rc = 0 ] || grep -q '^not ok' pc.out || nok "filters_check.py $1 exited $rc"
 }
 pyout pprof rec.txt rec.folded rec.prof
-pyout filters "$SR" rec.dat rec.txt chain64,chainb
+Q=()
+[ $DEBUG = 1 ] && Q=(quick)
+pyout filters "$SR" rec.dat rec.txt chain64,chainb "${Q[@]}"
 diag "filters: $((SECONDS - T0)) s"
 
 # --sysroot: the program now lives only under a sysroot, at its path
-SYS=$TMPD/sysroot
-mkdir -p "$SYS$TMPD"
-mv chain64 "$SYS$TMPD/chain64"
-# (each run with --comm chain64: only its frames are looked up)
-"$SR" folded -i rec.dat --comm chain64 >moved.folded 2>/dev/null
-check "moved away: chain64's frames do not resolve" \
-	eval '! grep -q "^chain64;.*$CHAIN" moved.folded'
-check "  ... they print as path+0xoffset" grep -q "^chain64;.*;$TMPD/chain64+0x" moved.folded
-check "--sysroot: chain64's frames resolve" \
-	eval '"$SR" folded -i rec.dat --comm chain64 --sysroot "$SYS" 2>/dev/null |
-		grep -q "^chain64;.*$CHAIN"'
-# stripped there; the debug information in a .build-id tree
-bid=$(readelf -n "$SYS$TMPD/chain64" | grep -o 'Build ID: [0-9a-f]*')
-bid=${bid#Build ID: }
-check "chain64 has a build-id" [ -n "$bid" ]
-mkdir -p "dbg/.build-id/${bid:0:2}"
-objcopy --only-keep-debug "$SYS$TMPD/chain64" "dbg/.build-id/${bid:0:2}/${bid:2}.debug"
-strip "$SYS$TMPD/chain64"
-check "stripped under the sysroot: no function names" \
-	eval '! "$SR" folded -i rec.dat --comm chain64 --sysroot "$SYS" 2>/dev/null |
-		grep -q "^chain64;.*$CHAIN"'
-"$SR" report -i rec.dat --comm chain64 --sysroot "$SYS" --debug-dir "$TMPD/dbg" \
-	>dbg.report 2>/dev/null
-check "--sysroot + --debug-dir (.build-id/xx/rest.debug): names and source lines" \
-	grep -q "=> ustack_sys (.*chain.c:[0-9]*) \[$TMPD/chain64+0x" dbg.report
-check "  ... the whole chain" eval 'grep -q "=> ustack_f6 (.*chain.c" dbg.report &&
-	grep -q "=> main (.*chain.c" dbg.report'
-diag "sysroot: $((SECONDS - T0)) s"
+if [ $DEBUG = 0 ]; then
+	SYS=$TMPD/sysroot
+	mkdir -p "$SYS$TMPD"
+	mv chain64 "$SYS$TMPD/chain64"
+	# (each run with --comm chain64: only its frames are looked up)
+	"$SR" folded -i rec.dat --comm chain64 >moved.folded 2>/dev/null
+	check "moved away: chain64's frames do not resolve" \
+		eval '! grep -q "^chain64;.*$CHAIN" moved.folded'
+	check "  ... they print as path+0xoffset" grep -q "^chain64;.*;$TMPD/chain64+0x" moved.folded
+	check "--sysroot: chain64's frames resolve" \
+		eval '"$SR" folded -i rec.dat --comm chain64 --sysroot "$SYS" 2>/dev/null |
+			grep -q "^chain64;.*$CHAIN"'
+	# stripped there; the debug information in a .build-id tree
+	bid=$(readelf -n "$SYS$TMPD/chain64" | grep -o 'Build ID: [0-9a-f]*')
+	bid=${bid#Build ID: }
+	check "chain64 has a build-id" [ -n "$bid" ]
+	mkdir -p "dbg/.build-id/${bid:0:2}"
+	objcopy --only-keep-debug "$SYS$TMPD/chain64" "dbg/.build-id/${bid:0:2}/${bid:2}.debug"
+	strip "$SYS$TMPD/chain64"
+	check "stripped under the sysroot: no function names" \
+		eval '! "$SR" folded -i rec.dat --comm chain64 --sysroot "$SYS" 2>/dev/null |
+			grep -q "^chain64;.*$CHAIN"'
+	"$SR" report -i rec.dat --comm chain64 --sysroot "$SYS" --debug-dir "$TMPD/dbg" \
+		>dbg.report 2>/dev/null
+	check "--sysroot + --debug-dir (.build-id/xx/rest.debug): names and source lines" \
+		grep -q "=> ustack_sys (.*chain.c:[0-9]*) \[$TMPD/chain64+0x" dbg.report
+	check "  ... the whole chain" eval 'grep -q "=> ustack_f6 (.*chain.c" dbg.report &&
+		grep -q "=> main (.*chain.c" dbg.report'
+	diag "sysroot: $((SECONDS - T0)) s"
+fi
 
 if [ -n "${FSM_VM_OUT:-}" ] && [ -d "$FSM_VM_OUT" ]; then
 	cp rec.dat "$FSM_VM_OUT/tools_filters.dat"
