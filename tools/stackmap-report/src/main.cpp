@@ -4,17 +4,20 @@
  * trace-cmd recording (Documentation/stackmap-report.rst).
  *
  *   stackmap-report [report|folded|stats] [-i trace.dat] [filters] [--map F]
+ *   stackmap-report pprof [-o FILE] [-i trace.dat] [filters] [--map F]
  *   stackmap-report dump FILE.fsmb [--kallsyms F | --system-map F] [--json]
  *
  * Layers: trace.cpp reads the file (libtracecmd, libtraceevent),
  * resolve.cpp turns ids into stacks (no library), symbols.cpp names the
- * frames (libtraceevent's kallsyms, libdwfl), this file prints. A new
- * output (pprof, say) is one more Sink.
+ * frames (libtraceevent's kallsyms, libdwfl), pprof.cpp builds the
+ * profile.proto message, this file prints.
  */
 #include <getopt.h>
+#include <unistd.h>
 #include <traceevent/event-parse.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +32,7 @@
 
 #include "abi.h"
 #include "fsmb.h"
+#include "pprof.h"
 #include "resolve.h"
 #include "symbols.h"
 #include "trace.h"
@@ -46,6 +50,7 @@ const char *const kUsage =
 	"  report            each source event with its kernel and user stack (default)\n"
 	"  folded            'comm;user frames;kernel frames count' (flamegraph.pl, speedscope)\n"
 	"  stats             top stacks per source event, with counts and shares\n"
+	"  pprof             a gzipped profile.proto for pprof (-o FILE)\n"
 	"  dump FILE.fsmb    decode a stack_map_bin snapshot\n"
 	"\n"
 	"Run 'stackmap-report COMMAND --help' for the options of a command.\n"
@@ -82,6 +87,7 @@ struct Options {
 	bool json = false;
 	std::string kallsyms = "/proc/kallsyms";
 	std::string dump_file;
+	std::string output;	/* pprof: "" = stdout */
 };
 
 int usage_error(const std::string &msg)
@@ -113,6 +119,17 @@ void help(const std::string &cmd)
 			     "their counts and shares.\n\n"
 			  << kTraceOpts
 			  << "      --top N           stacks per event (default 10, 0: all)\n";
+	else if (cmd == "pprof")
+		std::cout << "usage: stackmap-report pprof [-o FILE] [OPTIONS]\n\n"
+			     "A gzipped google pprof profile (profile.proto): one sample\n"
+			     "value 'events/count' per stack and labels comm, pid, event\n"
+			     "(and instance); the values add up to the id records that pass\n"
+			     "the filters. Kernel frames are in mapping '[kernel]', user\n"
+			     "frames in one mapping per file (path, build-id, address =\n"
+			     "file offset). View with 'pprof -http=: FILE'.\n\n"
+			     "  -o, --output FILE     write to FILE (default: standard output,\n"
+			     "                        refused when it is a terminal)\n"
+			  << kTraceOpts;
 	else if (cmd == "dump")
 		std::cout << "usage: stackmap-report dump FILE.fsmb [OPTIONS]\n\n"
 			     "Decode a stack_map_bin snapshot (FSMB version 4).\n\n"
@@ -191,6 +208,55 @@ public:
 	Printer(const Options &o, const Trace &t, KernelSyms &ks, UserSyms &us,
 		const Resolver &res)
 		: o_(o), t_(t), ks_(ks), us_(us), res_(res) {}
+
+	/* the ips of a record's kernel stack; nullptr: see kernel_frames() */
+	const std::vector<uint64_t> *kernel_ips(const Sample &s)
+	{
+		if (s.fallback)
+			return s.id->reason == FSM_SID_REASON_NESTED ? nullptr : &s.id->ips;
+		return s.k.status == Status::OK ? s.k.ips : nullptr;
+	}
+
+	/* one record into the profile: the locations of folded_key() */
+	void pprof(const Sample &s, PprofBuilder &b)
+	{
+		std::vector<uint64_t> locs;	/* innermost first */
+		if (const std::vector<uint64_t> *ips = kernel_ips(s)) {
+			for (uint64_t ip : *ips)
+				locs.push_back(b.kernel_location(ip, clean(ks_.name(ip))));
+		} else {
+			for (const auto &f : kernel_frames(s, true))
+				locs.push_back(b.pseudo_location(clean(f)));
+		}
+		if (s.has_user && s.u.status != Status::OK) {
+			locs.push_back(b.pseudo_location(clean(user_problem(s))));
+		} else if (s.has_user) {
+			const auto &fr = *s.u.frames;
+			auto ufs = user_frames(fr);
+			for (size_t i = 0; i < fr.size(); i++) {
+				const FileInfo *f = res_.file(fr[i].first);
+				uint64_t w = fr[i].second;
+				const uint64_t nofile = FSM_UFR_ANON | FSM_UFR_VDSO |
+							FSM_UFR_NOVMA | FSM_UFR_SPECIAL;
+				if (!f || f->path.empty() || (w & nofile)) {
+					locs.push_back(b.pseudo_location(clean(ufs[i].where)));
+					continue;
+				}
+				std::vector<SymFrame> funcs = ufs[i].funcs;
+				for (auto &sf : funcs)
+					sf.func = clean(sf.func);
+				locs.push_back(b.user_location(fr[i].first, f->path, f->build_id,
+							       w & FSM_UFR_OFFSET_MASK, funcs,
+							       clean(ufs[i].where)));
+			}
+		}
+		PprofBuilder::Labels l;
+		l.comm = s.comm.empty() ? "[unknown]" : s.comm;
+		l.pid = s.id->pid;
+		l.event = s.source;
+		l.instance = s.instance;
+		b.add_sample(locs, l);
+	}
 
 	std::vector<std::string> kernel_frames(const Sample &s, bool folded)
 	{
@@ -474,6 +540,8 @@ int run_trace(const Options &o)
 	};
 	std::map<std::string, EvStats> stats;
 	uint64_t records = 0, unresolved = 0, user_unresolved = 0;
+	PprofBuilder prof;
+	uint64_t first_ts = 0, last_ts = 0;
 
 	err = t.iterate([&](Rec &x) {
 		if (x.kind == Kind::OTHER) {
@@ -533,8 +601,13 @@ int run_trace(const Options &o)
 		bool unres = !s.fallback && s.k.status != Status::OK;
 		unresolved += unres;
 		user_unresolved += s.has_user && s.u.status == Status::UNRESOLVED;
+		if (!first_ts)
+			first_ts = x.ts;
+		last_ts = x.ts;
 		if (o.cmd == "report") {
 			pr.report(s);
+		} else if (o.cmd == "pprof") {
+			pr.pprof(s, prof);
 		} else if (o.cmd == "folded") {
 			folded[pr.folded_key(s)]++;
 		} else {
@@ -548,7 +621,28 @@ int run_trace(const Options &o)
 		std::cerr << "stackmap-report: " << o.input << ": " << err << "\n";
 		return 1;
 	}
-	if (o.cmd == "folded") {
+	if (o.cmd == "pprof") {
+		prof.set_span(first_ts, last_ts);
+		prof.add_comment("stackmap-report pprof -i " + o.input);
+		std::string gz;
+		err = prof.gzipped(&gz);
+		if (err.empty() && o.output.empty()) {
+			std::cout.write(gz.data(), std::streamsize(gz.size()));
+			std::cout.flush();
+			if (!std::cout)
+				err = "standard output: write failed";
+		} else if (err.empty()) {
+			std::ofstream out(o.output, std::ios::binary | std::ios::trunc);
+			out.write(gz.data(), std::streamsize(gz.size()));
+			out.close();
+			if (!out)
+				err = o.output + ": cannot write: " + strerror(errno);
+		}
+		if (!err.empty()) {
+			std::cerr << "stackmap-report: pprof: " << err << "\n";
+			return 1;
+		}
+	} else if (o.cmd == "folded") {
 		for (const auto &[k, n] : folded)
 			std::cout << k << " " << n << "\n";
 	} else if (o.cmd == "stats") {
@@ -742,7 +836,7 @@ int main(int argc, char **argv)
 {
 	Options o;
 	int first = 1;
-	static const char *const cmds[] = {"report", "folded", "stats", "dump"};
+	static const char *const cmds[] = {"report", "folded", "stats", "pprof", "dump"};
 	if (argc > 1 && argv[1][0] != '-') {
 		bool known = false;
 		for (const char *c : cmds)
@@ -756,6 +850,7 @@ int main(int argc, char **argv)
 	       O_SYSROOT, O_DEBUGDIR, O_TOP, O_ADDR, O_JSON, O_KALLSYMS, O_SYSMAP };
 	static const struct option lo[] = {
 		{"input", required_argument, nullptr, 'i'},
+		{"output", required_argument, nullptr, 'o'},
 		{"help", no_argument, nullptr, 'h'},
 		{"map", required_argument, nullptr, O_MAP},
 		{"event", required_argument, nullptr, O_EVENT},
@@ -781,10 +876,11 @@ int main(int argc, char **argv)
 	};
 	optind = first;
 	int c;
-	while ((c = getopt_long(argc, argv, "i:h", lo, nullptr)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:o:h", lo, nullptr)) != -1) {
 		double d;
 		switch (c) {
 		case 'i': o.input = optarg; break;
+		case 'o': o.output = optarg; break;
 		case 'h': help(first == 2 ? o.cmd : ""); return 0;
 		case O_MAP: o.maps.push_back(optarg); break;
 		case O_EVENT: o.events.push_back(optarg); break;
@@ -825,5 +921,9 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc)
 		return usage_error(std::string("unexpected argument '") + argv[optind] + "'");
+	if (!o.output.empty() && o.cmd != "pprof")
+		return usage_error("-o is an option of pprof only");
+	if (o.cmd == "pprof" && o.output.empty() && isatty(STDOUT_FILENO))
+		return usage_error("pprof: not writing a gzipped profile to a terminal (use -o FILE)");
 	return run_trace(o);
 }

@@ -7,6 +7,11 @@
 #include "trace.h"
 #include "abi.h"
 
+#include <link.h>
+#include <signal.h>
+#include <ucontext.h>
+#include <unistd.h>
+
 #include <cstring>
 /* compiled with -fpermissive: see CMakeLists.txt */
 #include <trace-cmd/trace-cmd.h>
@@ -176,6 +181,96 @@ void decode_user(Rec &x, tep_record *r)
 	}
 }
 
+/*
+ * Containment of the readers' crashes. libtraceevent 1.7.1 trusts the
+ * commit size of a data page (kbuffer_load_subbuffer reads as far as it
+ * says) and libtracecmd 3.1.6 closes a half-made handle when an instance
+ * buffer does not open (a NULL dereference): a corrupted trace.dat can make
+ * them fault. Pages of a compressed file are only decompressed inside
+ * libtracecmd, so they cannot be checked before. A fault whose instruction
+ * lies in one of these two libraries ends the program with exit status 1
+ * and a message; any other fault goes to the handler that was there before
+ * (the default one, or a sanitizer's), so our own bugs still crash loudly.
+ * The handler uses only async-signal-safe calls: the library ranges and
+ * the message are made in advance.
+ */
+struct Range {
+	uintptr_t lo, hi;
+};
+Range g_libs[8];
+int g_nlibs;
+char g_msg[512];
+size_t g_msg_len;
+struct sigaction g_old[3];
+const int kSigs[3] = {SIGSEGV, SIGBUS, SIGFPE};
+
+int find_libs(dl_phdr_info *info, size_t, void *)
+{
+	const char *n = info->dlpi_name;
+	if (!n || (!strstr(n, "/libtracecmd.so") && !strstr(n, "/libtraceevent.so")))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && g_nlibs < 8; i++) {
+		const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		g_libs[g_nlibs].lo = info->dlpi_addr + ph.p_vaddr;
+		g_libs[g_nlibs].hi = info->dlpi_addr + ph.p_vaddr + ph.p_memsz;
+		g_nlibs++;
+	}
+	return 0;
+}
+
+uintptr_t fault_pc(void *ctx)
+{
+	auto *uc = static_cast<ucontext_t *>(ctx);
+#if defined(__x86_64__)
+	return uintptr_t(uc->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+	return uintptr_t(uc->uc_mcontext.pc);
+#else
+	(void)uc;
+	return 0;	/* unknown: never taken for a library fault */
+#endif
+}
+
+void on_fault(int sig, siginfo_t *, void *ctx)
+{
+	uintptr_t pc = fault_pc(ctx);
+	for (int i = 0; i < g_nlibs; i++) {
+		if (pc >= g_libs[i].lo && pc < g_libs[i].hi) {
+			ssize_t w = write(STDERR_FILENO, g_msg, g_msg_len);
+			(void)w;
+			_exit(1);
+		}
+	}
+	/* not theirs: the previous handler gets the fault when it recurs */
+	for (int i = 0; i < 3; i++)
+		if (kSigs[i] == sig)
+			sigaction(sig, &g_old[i], nullptr);
+}
+
+void contain_library_faults(const std::string &file)
+{
+	static bool installed;
+	std::string m = "stackmap-report: " + file +
+			": corrupted data: the trace reader (libtracecmd/libtraceevent) "
+			"faulted on it\n";
+	if (m.size() >= sizeof(g_msg))
+		m = "stackmap-report: corrupted data: the trace reader faulted on it\n";
+	memcpy(g_msg, m.data(), m.size());
+	g_msg_len = m.size();
+	if (installed)
+		return;
+	installed = true;
+	dl_iterate_phdr(find_libs, nullptr);
+	struct sigaction sa = {};
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(kSigs[i], &sa, &g_old[i]);
+}
+
 struct IterCtx {
 	Trace *t;
 	const std::function<void(Rec &)> *cb;
@@ -223,6 +318,7 @@ Trace::~Trace()
 std::string Trace::open(const std::string &file)
 {
 	tracecmd_set_loglevel(TEP_LOG_CRITICAL);
+	contain_library_faults(file);
 	top_ = tracecmd_open(file.c_str(), 0);
 	if (!top_)
 		return file + ": cannot read as a trace-cmd data file "
