@@ -271,21 +271,9 @@ public:
 			std::cout << " => " << user_problem(s) << "\n";
 			return;
 		}
-		for (const auto &uf : user_frames(*s.u.frames)) {
-			if (uf.funcs.empty()) {
-				std::cout << " => " << uf.where << "\n";
-				continue;
-			}
-			for (size_t j = 0; j < uf.funcs.size(); j++) {
-				const SymFrame &sf = uf.funcs[j];
-				std::cout << " => " << (sf.func.empty() ? "??" : sf.func);
-				if (!sf.file.empty())
-					std::cout << " (" << sf.file << ":" << sf.line << ")";
-				if (j + 1 < uf.funcs.size())
-					std::cout << " (inlined)";
-				std::cout << " [" << uf.where << "]\n";
-			}
-		}
+		for (const auto &uf : user_frames(*s.u.frames))
+			for (const auto &l : user_frame_lines(uf))
+				std::cout << " => " << l << "\n";
 		if (s.u.truncated)
 			std::cout << " => [truncated]\n";
 	}
