@@ -18,7 +18,8 @@ kernel's own kernel_stack records left out) and:
     "[stack_id N: defined later]";
   - a stack_id_user record: the user_stack record of its cookie (same
     buffer) shows the same user frames as stackmap-report, unless it says
-    "[ustack_id N: defined later]".
+    "[ustack_id N: defined later]"; without such a record stackmap-report
+    says "[user stack not in the trace: ...]".
 Prints TAP-like "ok - ..." / "not ok - ..." lines; exit 1 on a failure.
 """
 import re
@@ -71,6 +72,20 @@ def parse_plugin(path, insts):
         recs.append(dict(inst=inst, cpu=int(m["cpu"]), ts=m["ts"], ev=m["ev"],
                          info=m["info"], frames=[]))
     return recs
+
+
+def shared_ids(recs):
+    """ids defined in two buffers with different stacks"""
+    d = {}
+    for r in recs:
+        if r["ev"] == "stack_def":
+            d.setdefault(r["inst"], {})[field(r["info"], "stack_id")] = field(r["info"], "ips")
+    n = 0
+    bufs = sorted(d)
+    for i, a in enumerate(bufs):
+        for b in bufs[i + 1:]:
+            n += sum(1 for k in d[a] if k in d[b] and d[a][k] != d[b][k])
+    return n
 
 
 def plugin_samples(recs):
@@ -135,7 +150,7 @@ def main():
     recs = parse_plugin(sys.argv[1], insts)
     psam, ustacks = plugin_samples(recs)
     rsam = parse_report(sys.argv[2], insts)
-    n_same = n_later = n_user = n_ulater = 0
+    n_same = n_later = n_user = n_ulater = n_umissing = 0
     bad = []
     for key in sorted(set(psam) | set(rsam), key=str):
         p = psam.get(key, [])
@@ -172,7 +187,13 @@ def main():
                 continue
             u = ustacks.get((key[0], int(c, 16)))
             if u is None:
-                bad.append("%s: no user_stack record for cookie %s" % (where, c))
+                # no user_stack record for the cookie (the task did not
+                # return to user space while recording): both must say so
+                if not (len(uf) == 1 and uf[0].startswith("[user stack not in the trace")):
+                    bad.append("%s: no user_stack record for cookie %s, stackmap-report"
+                               " shows %r" % (where, c, uf[:3]))
+                else:
+                    n_umissing += 1
             elif len(u) == 1 and ULATER.match(u[0]):
                 n_ulater += 1
             elif u != uf:
@@ -183,12 +204,15 @@ def main():
     for b in bad[:10]:
         print("# " + b)
     print("# %d kernel stacks equal, %d defined later, %d user stacks equal, "
-          "%d user stacks defined later, %d mismatches"
-          % (n_same, n_later, n_user, n_ulater, len(bad)))
+          "%d user stacks defined later, %d user stacks not in the trace, %d mismatches"
+          % (n_same, n_later, n_user, n_ulater, n_umissing, len(bad)))
     ok(not bad, "plugin frames = stackmap-report frames for every id record "
        "defined before it; 'defined later' exactly where not")
     ok(n_same > 0, "id records with frames compared (%d)" % n_same)
     ok(n_later > 0, "first uses shown as defined later (%d)" % n_later)
+    if insts:
+        n = shared_ids(recs)
+        ok(n > 0, "ids that name different stacks in two buffers (%d)" % n)
     return 1 if fails else 0
 
 

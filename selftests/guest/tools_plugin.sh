@@ -13,6 +13,8 @@
 #    frames (plugin_check.py)
 #  - without the plugin (trace-cmd report -N) the same comparison fails
 #  - the plugin is found in ~/.local/lib/traceevent/plugins as well
+#  - stackmap-report's progress: none on a pipe, percentages on a pty
+#    (script -qc), none for a small file
 export KO=${1:-}
 # shellcheck source=selftests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -34,13 +36,15 @@ check "gcc 64-bit chain" gcc "${CFLAGS[@]}" -o chain64 "$HERE/ustack/chain.c"
 check "insmod" load bits=12 events=sched:sched_switch
 T0=$SECONDS
 
-echo 'raw_syscalls:sys_enter sched:sched_switch' >"$T/stack_map_events"
+# The two buffers stack different source events, so that one id names
+# different stacks in each (the plugin must tell the buffers apart).
+echo 'raw_syscalls:sys_enter' >"$T/stack_map_events"
 echo 1 >"$T/options/stackmap_user"
 mkdir "$T/instances/tcp"
-echo 'raw_syscalls:sys_enter' >"$T/instances/tcp/stack_map_events"
+echo 'sched:sched_switch' >"$T/instances/tcp/stack_map_events"
 echo 1 >"$T/instances/tcp/options/stackmap_user"
-trace-cmd record -q -b 2048 -o p.dat -e stackmap -e sched:sched_switch \
-	-e raw_syscalls:sys_enter -B tcp -e stackmap -e raw_syscalls:sys_enter \
+trace-cmd record -q -b 2048 -o p.dat -e stackmap -e raw_syscalls:sys_enter \
+	-B tcp -e stackmap -e sched:sched_switch \
 	bash -c "$TMPD/chain64 $N; echo reset >$T/stack_map; $TMPD/chain64 $N" >rec.out 2>&1
 check "trace-cmd record (top level and -B tcp)" test -s p.dat
 echo 0 >"$T/options/stackmap_user"
@@ -71,6 +75,16 @@ done <pc.out
 [ $rc = 0 ] || grep -q '^not ok' pc.out || nok "plugin_check.py exited $rc"
 check_fail "without the plugin the comparison fails" \
 	$PY -S "$HERE/plugin_check.py" without.txt sr.txt tcp
+
+# progress (stackmap-report): on stderr only when it is a terminal and the
+# file is large (--progress-min 0: any file)
+"$SR" folded -i p.dat --progress-min 0 >/dev/null 2>np.err
+check_eq "progress: stderr not a terminal: only the summary line" \
+	"$(grep -c . np.err) $(grep -c '^stackmap-report: [0-9]* id records' np.err)" "1 1"
+script -qc "'$SR' folded -i p.dat --progress-min 0 >/dev/null" /dev/null >pty.out 2>&1
+check "progress: under script (a pty) percentages are shown" grep -q 'pass 2/2 (folded), records:  *[0-9]*%' pty.out
+script -qc "'$SR' folded -i p.dat >/dev/null" /dev/null >pty2.out 2>&1
+check "progress: a small file (default --progress-min 32): none" eval '! grep -q "pass 1/2" pty2.out'
 
 mkdir -p "$HOME/.local/lib/traceevent/plugins"
 cp "$PLUGDIR/plugin_stackmap.so" "$HOME/.local/lib/traceevent/plugins/"

@@ -12,6 +12,7 @@
  * output (pprof, say) is one more Sink.
  */
 #include <getopt.h>
+#include <sys/stat.h>
 #include <traceevent/event-parse.h>
 
 #include <algorithm>
@@ -29,6 +30,7 @@
 
 #include "abi.h"
 #include "fsmb.h"
+#include "progress.h"
 #include "resolve.h"
 #include "symbols.h"
 #include "trace.h"
@@ -64,6 +66,8 @@ const char *const kTraceOpts =
 	"      --sysroot DIR     look user files up under DIR first\n"
 	"      --debug-dir DIR   separate debug info / .build-id tree (repeatable;\n"
 	"                        /usr/lib/debug is always searched)\n"
+	"      --progress-min MB progress on stderr when it is a terminal and the\n"
+	"                        file has at least MB MiB (default 32)\n"
 	"  -h, --help            this text\n";
 
 struct Options {
@@ -82,6 +86,7 @@ struct Options {
 	bool json = false;
 	std::string kallsyms = "/proc/kallsyms";
 	std::string dump_file;
+	double progress_min_mb = 32;
 };
 
 int usage_error(const std::string &msg)
@@ -349,6 +354,11 @@ int run_trace(const Options &o)
 	Resolver res;
 	size_t bad = 0, ours = 0;
 	std::string first_bad;
+	/* progress: pass 1 by record bytes over the file size, pass 2 by records */
+	struct stat sb;
+	uint64_t fsize = stat(o.input.c_str(), &sb) == 0 ? uint64_t(sb.st_size) : 0;
+	Progress prog(2, progress_wanted(2, fsize, uint64_t(o.progress_min_mb * 1048576)));
+	uint64_t nrec = 0, nbytes = 0;
 	{
 		Trace t;
 		std::string err = t.open(o.input);
@@ -362,7 +372,11 @@ int run_trace(const Options &o)
 				     "'trace-cmd record -e stackmap -e SOURCE ...')\n";
 			return 1;
 		}
+		prog.start("pass 1/2 (definitions), bytes", fsize);
 		err = t.iterate([&](Rec &x) {
+			nrec++;
+			nbytes += uint64_t(x.raw->record_size);
+			prog.at(nbytes);
 			if (x.kind == Kind::OTHER)
 				return;
 			ours++;
@@ -392,6 +406,7 @@ int run_trace(const Options &o)
 			std::cerr << "stackmap-report: " << o.input << ": " << err << "\n";
 			return 1;
 		}
+		prog.done();
 		res.finish();
 		for (const auto &m : o.maps) {
 			Fsmb f;
@@ -463,7 +478,10 @@ int run_trace(const Options &o)
 	std::map<std::string, EvStats> stats;
 	uint64_t records = 0, unresolved = 0, user_unresolved = 0;
 
+	uint64_t seen = 0;
+	prog.start("pass 2/2 (" + o.cmd + "), records", nrec);
 	err = t.iterate([&](Rec &x) {
+		prog.at(++seen);
 		if (x.kind == Kind::OTHER) {
 			/*
 			 * The kernel's own stack records (options/stacktrace,
@@ -532,6 +550,7 @@ int run_trace(const Options &o)
 			e.stacks[pr.folded_key(s)]++;
 		}
 	});
+	prog.done();
 	if (!err.empty()) {
 		std::cerr << "stackmap-report: " << o.input << ": " << err << "\n";
 		return 1;
@@ -741,7 +760,8 @@ int main(int argc, char **argv)
 		first = 2;
 	}
 	enum { O_MAP = 256, O_EVENT, O_INSTANCE, O_PID, O_COMM, O_SINCE, O_UNTIL,
-	       O_SYSROOT, O_DEBUGDIR, O_TOP, O_ADDR, O_JSON, O_KALLSYMS, O_SYSMAP };
+	       O_SYSROOT, O_DEBUGDIR, O_TOP, O_ADDR, O_JSON, O_KALLSYMS, O_SYSMAP,
+	       O_PROGRESS };
 	static const struct option lo[] = {
 		{"input", required_argument, nullptr, 'i'},
 		{"help", no_argument, nullptr, 'h'},
@@ -759,6 +779,7 @@ int main(int argc, char **argv)
 		{"json", no_argument, nullptr, O_JSON},
 		{"kallsyms", required_argument, nullptr, O_KALLSYMS},
 		{"system-map", required_argument, nullptr, O_SYSMAP},
+		{"progress-min", required_argument, nullptr, O_PROGRESS},
 		{nullptr, 0, nullptr, 0},
 	};
 	bool system_map = false;
@@ -802,6 +823,10 @@ int main(int argc, char **argv)
 		case O_JSON: o.json = true; break;
 		case O_KALLSYMS: o.kallsyms = optarg; break;
 		case O_SYSMAP: o.kallsyms = optarg; system_map = true; break;
+		case O_PROGRESS:
+			if (!number(optarg, &o.progress_min_mb))
+				return usage_error(std::string("--progress-min: not MiB: ") + optarg);
+			break;
 		default: return usage_error("bad option");
 		}
 	}
