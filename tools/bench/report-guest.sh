@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# report-guest.sh MODULE.ko [MB] - records, in the guest, the trace.dat
+# that tools/bench/report.sh times on the host: `trace-cmd record -e
+# stackmap -e raw_syscalls:sys_enter -e sched:sched_switch` (the top level,
+# kernel and user stacks of raw_syscalls:sys_enter) around
+# tools/bench/syscall_loop, sized by a short first recording to at least
+# MB MiB (default 110). Writes it to the run directory shared with the
+# host (/run/fsm/report-bench.dat, scripts/vm-run with FSM_VM_KEEP=1) and
+# prints name=value: trace_mb, record_s, copy_s.
+set -euo pipefail
+
+ko=${1:?usage: report-guest.sh MODULE.ko [MB]}
+mb=${2:-110}
+T=/sys/kernel/tracing
+out=/run/fsm
+[ -d "$out" ] || { echo "report-guest.sh: no $out (run it through scripts/vm-run)" >&2; exit 1; }
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+
+gcc -O2 -Wall -o "$tmp/loop" "$here/syscall_loop.c"
+insmod "$ko" bits=14
+echo 'raw_syscalls:sys_enter' >$T/stack_map_events
+echo 1 >$T/options/stackmap_user
+
+# rec N FILE: one recording of N calls
+rec() {
+	trace-cmd record -q -b 8192 -o "$2" -e stackmap -e raw_syscalls:sys_enter \
+		-e sched:sched_switch "$tmp/loop" "$1" >"$tmp/rec.out" 2>&1
+}
+n0=20000
+rec $n0 "$tmp/small.dat"
+b0=$(stat -c %s "$tmp/small.dat")
+# bytes per call, past the fixed part (headers, kallsyms: a recording of 1 call)
+rec 1 "$tmp/one.dat"
+b1=$(stat -c %s "$tmp/one.dat")
+per=$(((b0 - b1) / n0 + 1))
+n=$(((mb * 1048576 - b1) / per + 1))
+rm -f "$tmp/small.dat" "$tmp/one.dat"
+t0=$EPOCHREALTIME
+rec "$n" "$tmp/big.dat"
+t1=$EPOCHREALTIME
+cp "$tmp/big.dat" "$out/report-bench.dat"
+t2=$EPOCHREALTIME
+echo 0 >$T/options/stackmap_user
+echo >$T/stack_map_events
+rmmod ftrace_stackmap
+sz=$(stat -c %s "$out/report-bench.dat")
+awk -v s="$sz" -v a="$t0" -v b="$t1" -v c="$t2" -v n="$n" 'BEGIN {
+	printf "calls=%d\n", n
+	printf "trace_mb=%.1f\n", s / 1048576
+	printf "record_s=%.1f\n", b - a
+	printf "copy_s=%.1f\n", c - b
+}'
+rm -rf "$tmp"
