@@ -5,8 +5,8 @@
 # that tools/bench/report.sh times on the host: `trace-cmd record -e
 # stackmap -e raw_syscalls:sys_enter -e sched:sched_switch` (the top level,
 # kernel and user stacks of raw_syscalls:sys_enter) around
-# tools/bench/syscall_loop, sized by a short first recording to at least
-# MB MiB (default 110; at most 5 million calls). Writes it to the run directory shared with the
+# tools/bench/syscall_loop, sized from two short recordings to at least
+# MB MiB (default 110; at most 2 million calls). Writes it to the run directory shared with the
 # host (/run/fsm/report-bench.dat, scripts/vm-run with FSM_VM_KEEP=1) and
 # prints name=value: trace_mb, record_s, copy_s.
 set -euo pipefail
@@ -24,21 +24,25 @@ insmod "$ko" bits=14
 echo 'raw_syscalls:sys_enter' >$T/stack_map_events
 echo 1 >$T/options/stackmap_user
 
-# rec N FILE: one recording of N calls
+# rec N FILE: one recording of N calls. The ring buffer (128 MiB per CPU)
+# holds the whole recording: under TCG trace-cmd's recorder drains it far
+# slower than the loop fills it, and a smaller buffer loses most events.
 rec() {
-	trace-cmd record -q -b 8192 -o "$2" -e stackmap -e raw_syscalls:sys_enter \
+	trace-cmd record -q -b 131072 -o "$2" -e stackmap -e raw_syscalls:sys_enter \
 		-e sched:sched_switch "$tmp/loop" "$1" >"$tmp/rec.out" 2>&1
 }
+# bytes per call: the difference of two short recordings (the fixed part,
+# kallsyms and formats, cancels), then a tenth more calls than the size asks
 n0=20000
-rec $n0 "$tmp/small.dat"
-b0=$(stat -c %s "$tmp/small.dat")
-rm -f "$tmp/small.dat"
-# bytes per call, the fixed part (kallsyms, formats) included: an
-# overestimate, so a fifth more calls than the size asks for
-per=$((b0 / n0 + 1))
-n=$((mb * 1048576 / per * 6 / 5))
-[ $n -le 5000000 ] || n=5000000
-echo "# $b0 bytes for $n0 calls: recording $n calls" >&2
+rec $n0 "$tmp/a.dat"
+rec $((2 * n0)) "$tmp/b.dat"
+a=$(stat -c %s "$tmp/a.dat") b=$(stat -c %s "$tmp/b.dat")
+rm -f "$tmp/a.dat" "$tmp/b.dat"
+per=$(((b - a) / n0))
+[ $per -ge 16 ] || { echo "report-guest.sh: $per bytes per call: events lost?" >&2; exit 1; }
+n=$(((mb * 1048576 - a) / per * 11 / 10))
+[ $n -le 2000000 ] || n=2000000
+echo "# $per bytes per call: recording $n calls" >&2
 t0=$EPOCHREALTIME
 rec "$n" "$tmp/big.dat"
 t1=$EPOCHREALTIME

@@ -111,6 +111,7 @@ struct State {
 	KernelSyms ks;
 	std::unique_ptr<UserSyms> us;	/* made at the first user_stack */
 	std::map<const void *, int> bufs;	/* buffer key -> Resolver buf */
+	FieldCache fields;	/* of this tep's events */
 
 	int buffer(const tep_record *r)
 	{
@@ -196,6 +197,7 @@ int handler(trace_seq *s, tep_record *r, tep_event *ev, void *ctx)
 	x.event = ev;
 	x.raw = r;
 	x.kind = kind_of(ev);
+	x.fields = &st->fields;
 	decode_stackmap(x, r);
 	if (x.bad) {
 		line(s, "[record does not decode: " + x.bad_why + "]");

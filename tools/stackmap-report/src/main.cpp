@@ -549,7 +549,7 @@ int run_trace(const Options &o)
 			e.unresolved += unres;
 			e.stacks[pr.folded_key(s)]++;
 		}
-	});
+	}, false);
 	prog.done();
 	if (!err.empty()) {
 		std::cerr << "stackmap-report: " << o.input << ": " << err << "\n";
@@ -747,6 +747,8 @@ int run_dump(const Options &o, bool system_map)
 
 int main(int argc, char **argv)
 {
+	/* only iostreams write stdout: no need to sync with stdio */
+	std::ios::sync_with_stdio(false);
 	Options o;
 	int first = 1;
 	static const char *const cmds[] = {"report", "folded", "stats", "dump"};

@@ -20,9 +20,22 @@ const char *const kNames[] = {
 	"stack_reset", "user_stack", "file_map",
 };
 
-bool num(tep_event *ev, tep_record *r, const char *name, uint64_t *v)
+tep_format_field *find(FieldCache *fc, tep_event *ev, const char *name)
 {
+	if (!fc)
+		return tep_find_field(ev, name);
+	auto key = std::make_pair(static_cast<const void *>(ev), name);
+	auto it = fc->fields.find(key);
+	if (it != fc->fields.end())
+		return static_cast<tep_format_field *>(it->second);
 	tep_format_field *f = tep_find_field(ev, name);
+	fc->fields.emplace(key, f);
+	return f;
+}
+
+bool num(FieldCache *fc, tep_event *ev, tep_record *r, const char *name, uint64_t *v)
+{
+	tep_format_field *f = find(fc, ev, name);
 	unsigned long long x;
 	/* the field must lie inside the record before it is read */
 	if (!f || f->offset < 0 || f->size <= 0 || f->offset + f->size > r->size ||
@@ -33,18 +46,23 @@ bool num(tep_event *ev, tep_record *r, const char *name, uint64_t *v)
 }
 
 /* a dynamic array: pointer and length in bytes, inside the record */
-bool dyn(tep_event *ev, tep_record *r, const char *name, const uint8_t **p,
-	 size_t *len)
+bool dyn(FieldCache *fc, tep_event *ev, tep_record *r, const char *name,
+	 const uint8_t **p, size_t *len)
 {
-	tep_format_field *f = tep_find_field(ev, name);
+	tep_format_field *f = find(fc, ev, name);
 	if (!f || !(f->flags & TEP_FIELD_IS_DYNAMIC) || f->offset < 0 ||
 	    f->size <= 0 || f->offset + f->size > r->size)
 		return false;
-	trace_seq s;
-	trace_seq_init(&s);
+	/* for error messages only: one per thread, not one per field */
+	struct Seq {
+		trace_seq s;
+		Seq() { trace_seq_init(&s); }
+		~Seq() { trace_seq_destroy(&s); }
+	};
+	static thread_local Seq seq;
+	trace_seq_reset(&seq.s);
 	int l = 0;
-	void *d = tep_get_field_raw(&s, ev, name, r, &l, 0);
-	trace_seq_destroy(&s);
+	void *d = tep_get_field_raw(&seq.s, ev, name, r, &l, 0);
 	if (!d || l < 0)
 		return false;
 	const uint8_t *b = static_cast<const uint8_t *>(r->data);
@@ -56,11 +74,12 @@ bool dyn(tep_event *ev, tep_record *r, const char *name, const uint8_t **p,
 	return true;
 }
 
-bool u64s(tep_event *ev, tep_record *r, const char *name, std::vector<uint64_t> *out)
+bool u64s(FieldCache *fc, tep_event *ev, tep_record *r, const char *name,
+	  std::vector<uint64_t> *out)
 {
 	const uint8_t *p;
 	size_t len;
-	if (!dyn(ev, r, name, &p, &len) || len % 8)
+	if (!dyn(fc, ev, r, name, &p, &len) || len % 8)
 		return false;
 	out->resize(len / 8);
 	if (len)
@@ -73,7 +92,7 @@ void decode(Rec &x, tep_record *r)
 	tep_event *ev = x.event;
 	uint64_t v = 0;
 	auto need = [&](const char *name, uint64_t *dst) {
-		if (!num(ev, r, name, dst)) {
+		if (!num(x.fields, ev, r, name, dst)) {
 			x.bad = true;
 			x.bad_why = std::string("field ") + name;
 		}
@@ -96,8 +115,8 @@ void decode(Rec &x, tep_record *r)
 		need("reason", &v);
 		x.reason = uint32_t(v);
 		std::vector<uint64_t> c;
-		if (!u64s(ev, r, "cookie", &c) || c.size() > 1 ||
-		    !u64s(ev, r, "ips", &x.ips)) {
+		if (!u64s(x.fields, ev, r, "cookie", &c) || c.size() > 1 ||
+		    !u64s(x.fields, ev, r, "ips", &x.ips)) {
 			x.bad = true;
 			x.bad_why = "stack_fallback arrays";
 		}
@@ -107,7 +126,7 @@ void decode(Rec &x, tep_record *r)
 	case Kind::DEF:
 		need("flags", &v);
 		x.flags = uint32_t(v);
-		if (!u64s(ev, r, "ips", &x.ips) || x.ips.empty()) {
+		if (!u64s(x.fields, ev, r, "ips", &x.ips) || x.ips.empty()) {
 			x.bad = true;
 			x.bad_why = "stack_def ips";
 		}
@@ -126,7 +145,7 @@ void decode_user(Rec &x, tep_record *r)
 	tep_event *ev = x.event;
 	uint64_t v = 0;
 	auto need = [&](const char *name) {
-		if (!num(ev, r, name, &v)) {
+		if (!num(x.fields, ev, r, name, &v)) {
 			x.bad = true;
 			x.bad_why = std::string("field ") + name;
 			return uint64_t(0);
@@ -143,7 +162,7 @@ void decode_user(Rec &x, tep_record *r)
 		u.id_reason = uint8_t(need("id_reason"));
 		uint64_t nr = need("nr");
 		std::vector<uint64_t> w;
-		if (!u64s(ev, r, "frames", &w) || w.size() != 2 * nr) {
+		if (!u64s(x.fields, ev, r, "frames", &w) || w.size() != 2 * nr) {
 			x.bad = true;
 			x.bad_why = "user_stack frames";
 			return;
@@ -156,13 +175,13 @@ void decode_user(Rec &x, tep_record *r)
 	x.file_id = need("file_id");
 	const uint8_t *p;
 	size_t len;
-	if (!dyn(ev, r, "path", &p, &len) || len == 0) {
+	if (!dyn(x.fields, ev, r, "path", &p, &len) || len == 0) {
 		x.bad = true;
 		x.bad_why = "file_map path";
 		return;
 	}
 	x.path.assign(reinterpret_cast<const char *>(p), strnlen(reinterpret_cast<const char *>(p), len));
-	if (!dyn(ev, r, "build_id", &p, &len) || len > 64) {
+	if (!dyn(x.fields, ev, r, "build_id", &p, &len) || len > 64) {
 		x.bad = true;
 		x.bad_why = "file_map build_id";
 		return;

@@ -23,6 +23,8 @@ struct IterCtx {
 	tep_handle *tep;
 	tep_event *const *ev;
 	std::vector<tracecmd_input *> *handles;
+	FieldCache *fields;
+	bool defs;
 };
 
 int iter_cb(tracecmd_input *h, tep_record *r, int cpu, void *data)
@@ -43,7 +45,10 @@ int iter_cb(tracecmd_input *h, tep_record *r, int cpu, void *data)
 	for (int k = 1; k < 8; k++)
 		if (x.event && x.event == c->ev[k])
 			x.kind = Kind(k);
-	decode_stackmap(x, r);
+	x.fields = c->fields;
+	if (c->defs || x.kind == Kind::STACK_ID || x.kind == Kind::STACK_ID_USER ||
+	    x.kind == Kind::FALLBACK)
+		decode_stackmap(x, r);
 	(*c->cb)(x);
 	return 0;
 }
@@ -89,9 +94,9 @@ bool Trace::has_stackmap_events() const
 	return ev_[int(Kind::STACK_ID)] != nullptr;
 }
 
-std::string Trace::iterate(const std::function<void(Rec &)> &cb)
+std::string Trace::iterate(const std::function<void(Rec &)> &cb, bool defs)
 {
-	IterCtx c{this, &cb, tep_, ev_, &handles_};
+	IterCtx c{this, &cb, tep_, ev_, &handles_, &fields_, defs};
 	int ret = tracecmd_iterate_events_multi(handles_.data(), int(handles_.size()),
 						iter_cb, &c);
 	if (ret < 0)
