@@ -27,8 +27,11 @@ echo 1 >$T/options/stackmap_user
 # rec N FILE: one recording of N calls. The ring buffer (128 MiB per CPU)
 # holds the whole recording: under TCG trace-cmd's recorder drains it far
 # slower than the loop fills it, and a smaller buffer loses most events.
+# Uncompressed: libtracecmd 3.1.6 reads a compressed file in quadratic time
+# (Documentation/stackmap-report.rst, "Limits"), trace-cmd report as well.
 rec() {
-	trace-cmd record -q -b 131072 -o "$2" -e stackmap -e raw_syscalls:sys_enter \
+	trace-cmd record -q -b 131072 --compression none -o "$2" \
+		-e stackmap -e raw_syscalls:sys_enter \
 		-e sched:sched_switch "$tmp/loop" "$1" >"$tmp/rec.out" 2>&1
 }
 # bytes per call: the difference of two short recordings (the fixed part,
