@@ -14,6 +14,7 @@
  */
 #include <getopt.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <traceevent/event-parse.h>
 
 #include <algorithm>
@@ -33,6 +34,7 @@
 #include "abi.h"
 #include "fsmb.h"
 #include "pprof.h"
+#include "progress.h"
 #include "resolve.h"
 #include "symbols.h"
 #include "trace.h"
@@ -69,6 +71,8 @@ const char *const kTraceOpts =
 	"      --sysroot DIR     look user files up under DIR first\n"
 	"      --debug-dir DIR   separate debug info / .build-id tree (repeatable;\n"
 	"                        /usr/lib/debug is always searched)\n"
+	"      --progress-min MB progress on stderr when it is a terminal and the\n"
+	"                        file has at least MB MiB (default 32)\n"
 	"  -h, --help            this text\n";
 
 struct Options {
@@ -88,6 +92,7 @@ struct Options {
 	std::string kallsyms = "/proc/kallsyms";
 	std::string dump_file;
 	std::string output;	/* pprof: "" = stdout */
+	double progress_min_mb = 32;
 };
 
 int usage_error(const std::string &msg)
@@ -337,21 +342,9 @@ public:
 			std::cout << " => " << user_problem(s) << "\n";
 			return;
 		}
-		for (const auto &uf : user_frames(*s.u.frames)) {
-			if (uf.funcs.empty()) {
-				std::cout << " => " << uf.where << "\n";
-				continue;
-			}
-			for (size_t j = 0; j < uf.funcs.size(); j++) {
-				const SymFrame &sf = uf.funcs[j];
-				std::cout << " => " << (sf.func.empty() ? "??" : sf.func);
-				if (!sf.file.empty())
-					std::cout << " (" << sf.file << ":" << sf.line << ")";
-				if (j + 1 < uf.funcs.size())
-					std::cout << " (inlined)";
-				std::cout << " [" << uf.where << "]\n";
-			}
-		}
+		for (const auto &uf : user_frames(*s.u.frames))
+			for (const auto &l : user_frame_lines(uf))
+				std::cout << " => " << l << "\n";
 		if (s.u.truncated)
 			std::cout << " => [truncated]\n";
 	}
@@ -427,6 +420,11 @@ int run_trace(const Options &o)
 	Resolver res;
 	size_t bad = 0, ours = 0;
 	std::string first_bad;
+	/* progress: pass 1 by record bytes over the file size, pass 2 by records */
+	struct stat sb;
+	uint64_t fsize = stat(o.input.c_str(), &sb) == 0 ? uint64_t(sb.st_size) : 0;
+	Progress prog(2, progress_wanted(2, fsize, uint64_t(o.progress_min_mb * 1048576)));
+	uint64_t nrec = 0, nbytes = 0;
 	{
 		Trace t;
 		std::string err = t.open(o.input);
@@ -440,7 +438,11 @@ int run_trace(const Options &o)
 				     "'trace-cmd record -e stackmap -e SOURCE ...')\n";
 			return 1;
 		}
+		prog.start("pass 1/2 (definitions), bytes", fsize);
 		err = t.iterate([&](Rec &x) {
+			nrec++;
+			nbytes += uint64_t(x.raw->record_size);
+			prog.at(nbytes);
 			if (x.kind == Kind::OTHER)
 				return;
 			ours++;
@@ -470,6 +472,7 @@ int run_trace(const Options &o)
 			std::cerr << "stackmap-report: " << o.input << ": " << err << "\n";
 			return 1;
 		}
+		prog.done();
 		res.finish();
 		for (const auto &m : o.maps) {
 			Fsmb f;
@@ -543,7 +546,10 @@ int run_trace(const Options &o)
 	PprofBuilder prof;
 	uint64_t first_ts = 0, last_ts = 0;
 
+	uint64_t seen = 0;
+	prog.start("pass 2/2 (" + o.cmd + "), records", nrec);
 	err = t.iterate([&](Rec &x) {
+		prog.at(++seen);
 		if (x.kind == Kind::OTHER) {
 			/*
 			 * The kernel's own stack records (options/stacktrace,
@@ -616,7 +622,8 @@ int run_trace(const Options &o)
 			e.unresolved += unres;
 			e.stacks[pr.folded_key(s)]++;
 		}
-	});
+	}, false);
+	prog.done();
 	if (!err.empty()) {
 		std::cerr << "stackmap-report: " << o.input << ": " << err << "\n";
 		return 1;
@@ -834,6 +841,8 @@ int run_dump(const Options &o, bool system_map)
 
 int main(int argc, char **argv)
 {
+	/* only iostreams write stdout: no need to sync with stdio */
+	std::ios::sync_with_stdio(false);
 	Options o;
 	int first = 1;
 	static const char *const cmds[] = {"report", "folded", "stats", "pprof", "dump"};
@@ -847,7 +856,8 @@ int main(int argc, char **argv)
 		first = 2;
 	}
 	enum { O_MAP = 256, O_EVENT, O_INSTANCE, O_PID, O_COMM, O_SINCE, O_UNTIL,
-	       O_SYSROOT, O_DEBUGDIR, O_TOP, O_ADDR, O_JSON, O_KALLSYMS, O_SYSMAP };
+	       O_SYSROOT, O_DEBUGDIR, O_TOP, O_ADDR, O_JSON, O_KALLSYMS, O_SYSMAP,
+	       O_PROGRESS };
 	static const struct option lo[] = {
 		{"input", required_argument, nullptr, 'i'},
 		{"output", required_argument, nullptr, 'o'},
@@ -866,6 +876,7 @@ int main(int argc, char **argv)
 		{"json", no_argument, nullptr, O_JSON},
 		{"kallsyms", required_argument, nullptr, O_KALLSYMS},
 		{"system-map", required_argument, nullptr, O_SYSMAP},
+		{"progress-min", required_argument, nullptr, O_PROGRESS},
 		{nullptr, 0, nullptr, 0},
 	};
 	bool system_map = false;
@@ -910,6 +921,10 @@ int main(int argc, char **argv)
 		case O_JSON: o.json = true; break;
 		case O_KALLSYMS: o.kallsyms = optarg; break;
 		case O_SYSMAP: o.kallsyms = optarg; system_map = true; break;
+		case O_PROGRESS:
+			if (!number(optarg, &o.progress_min_mb))
+				return usage_error(std::string("--progress-min: not MiB: ") + optarg);
+			break;
 		default: return usage_error("bad option");
 		}
 	}

@@ -118,7 +118,14 @@ private:
 	std::map<int, std::map<uint64_t, uint32_t>> resets_;	/* ts -> gen */
 	std::map<KKey, KDef> kdefs_;
 	std::map<UKey, std::pair<std::vector<UFrame>, uint16_t>> udefs_;
-	std::map<std::pair<int, uint64_t>, UserStackRec> by_cookie_;
+	struct CookieHash {	/* cookies are per-CPU sequences: mix them */
+		size_t operator()(const std::pair<int, uint64_t> &k) const
+		{
+			return std::hash<uint64_t>()(k.second * 0x9e3779b97f4a7c15ull ^
+						     uint64_t(k.first));
+		}
+	};
+	std::unordered_map<std::pair<int, uint64_t>, UserStackRec, CookieHash> by_cookie_;
 	std::unordered_map<uint64_t, FileInfo> files_;
 	std::map<int, std::map<uint64_t, bool>> gens_seen_;
 	bool finished_ = false;

@@ -73,6 +73,25 @@ std::string KernelSyms::name_off(uint64_t ip)
 	return e.name + "+" + hexaddr(ip - e.start);
 }
 
+std::vector<std::string> user_frame_lines(const UserFrame &f)
+{
+	std::vector<std::string> out;
+	if (f.funcs.empty()) {
+		out.push_back(f.where);
+		return out;
+	}
+	for (size_t j = 0; j < f.funcs.size(); j++) {
+		const SymFrame &sf = f.funcs[j];
+		std::string l = sf.func.empty() ? "??" : sf.func;
+		if (!sf.file.empty())
+			l += " (" + sf.file + ":" + std::to_string(sf.line) + ")";
+		if (j + 1 < f.funcs.size())
+			l += " (inlined)";
+		out.push_back(l + " [" + f.where + "]");
+	}
+	return out;
+}
+
 std::string KernelSyms::name(uint64_t ip)
 {
 	const Ent &e = lookup(ip);

@@ -62,6 +62,14 @@ struct UserFrame {
 	std::vector<SymFrame> funcs;	/* innermost (inlined) first; may be empty */
 };
 
+/*
+ * The text of a user frame after " => ", one line per function (innermost
+ * inlined first): "func (file:line) (inlined) [path+0xoff]", or "path+0xoff"
+ * alone when no function is known. stackmap-report report and the trace-cmd
+ * plugin print the same lines.
+ */
+std::vector<std::string> user_frame_lines(const UserFrame &f);
+
 class UserSyms {
 public:
 	UserSyms(std::string sysroot, std::vector<std::string> debug_dirs);

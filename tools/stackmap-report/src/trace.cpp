@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * trace.cpp - see trace.h. Every __data_loc field is taken from
- * tep_get_field_raw() and its length checked against the record before
- * use: a corrupted record is reported, not read past its end.
+ * trace.cpp - see trace.h. The fields of our records are decoded by
+ * records.cpp.
  */
 #include "trace.h"
 #include "abi.h"
+#include "records.h"
 
 #include <link.h>
 #include <signal.h>
@@ -21,165 +21,6 @@
 namespace smr {
 
 namespace {
-
-const char *const kNames[] = {
-	nullptr, "stack_id", "stack_id_user", "stack_fallback", "stack_def",
-	"stack_reset", "user_stack", "file_map",
-};
-
-bool num(tep_event *ev, tep_record *r, const char *name, uint64_t *v)
-{
-	tep_format_field *f = tep_find_field(ev, name);
-	unsigned long long x;
-	/* the field must lie inside the record before it is read */
-	if (!f || f->offset < 0 || f->size <= 0 || f->offset + f->size > r->size ||
-	    tep_read_number_field(f, r->data, &x))
-		return false;
-	*v = x;
-	return true;
-}
-
-/* a dynamic array: pointer and length in bytes, inside the record */
-bool dyn(tep_event *ev, tep_record *r, const char *name, const uint8_t **p,
-	 size_t *len)
-{
-	tep_format_field *f = tep_find_field(ev, name);
-	if (!f || !(f->flags & TEP_FIELD_IS_DYNAMIC) || f->offset < 0 ||
-	    f->size <= 0 || f->offset + f->size > r->size)
-		return false;
-	trace_seq s;
-	trace_seq_init(&s);
-	int l = 0;
-	void *d = tep_get_field_raw(&s, ev, name, r, &l, 0);
-	trace_seq_destroy(&s);
-	if (!d || l < 0)
-		return false;
-	const uint8_t *b = static_cast<const uint8_t *>(r->data);
-	const uint8_t *q = static_cast<const uint8_t *>(d);
-	if (q < b || q > b + r->size || size_t(l) > size_t(b + r->size - q))
-		return false;
-	*p = q;
-	*len = size_t(l);
-	return true;
-}
-
-bool u64s(tep_event *ev, tep_record *r, const char *name, std::vector<uint64_t> *out)
-{
-	const uint8_t *p;
-	size_t len;
-	if (!dyn(ev, r, name, &p, &len) || len % 8)
-		return false;
-	out->resize(len / 8);
-	if (len)
-		std::memcpy(out->data(), p, len);
-	return true;
-}
-
-void decode(Rec &x, tep_record *r)
-{
-	tep_event *ev = x.event;
-	uint64_t v = 0;
-	auto need = [&](const char *name, uint64_t *dst) {
-		if (!num(ev, r, name, dst)) {
-			x.bad = true;
-			x.bad_why = std::string("field ") + name;
-		}
-	};
-	need("stack_id", &v);
-	x.stack_id = uint32_t(v);
-	switch (x.kind) {
-	case Kind::STACK_ID:
-		break;
-	case Kind::STACK_ID_USER: {
-		uint64_t lo = 0, hi = 0;
-		need("cookie_lo", &lo);
-		need("cookie_hi", &hi);
-		x.cookie = (hi << 32) | (lo & 0xffffffffu);
-		break;
-	}
-	case Kind::FALLBACK: {
-		need("flags", &v);
-		x.flags = uint32_t(v);
-		need("reason", &v);
-		x.reason = uint32_t(v);
-		std::vector<uint64_t> c;
-		if (!u64s(ev, r, "cookie", &c) || c.size() > 1 ||
-		    !u64s(ev, r, "ips", &x.ips)) {
-			x.bad = true;
-			x.bad_why = "stack_fallback arrays";
-		}
-		x.cookie = c.empty() ? 0 : c[0];
-		break;
-	}
-	case Kind::DEF:
-		need("flags", &v);
-		x.flags = uint32_t(v);
-		if (!u64s(ev, r, "ips", &x.ips) || x.ips.empty()) {
-			x.bad = true;
-			x.bad_why = "stack_def ips";
-		}
-		break;
-	case Kind::RESET:
-		need("generation", &v);
-		x.generation = uint32_t(v);
-		break;
-	default:
-		break;
-	}
-}
-
-void decode_user(Rec &x, tep_record *r)
-{
-	tep_event *ev = x.event;
-	uint64_t v = 0;
-	auto need = [&](const char *name) {
-		if (!num(ev, r, name, &v)) {
-			x.bad = true;
-			x.bad_why = std::string("field ") + name;
-			return uint64_t(0);
-		}
-		return v;
-	};
-	if (x.kind == Kind::USER_STACK) {
-		UserStackRec &u = x.user;
-		u.cookie = need("cookie");
-		u.ustack_id = uint32_t(need("ustack_id"));
-		u.gen = uint32_t(need("gen"));
-		u.flags = uint16_t(need("flags"));
-		u.reason = uint8_t(need("reason"));
-		u.id_reason = uint8_t(need("id_reason"));
-		uint64_t nr = need("nr");
-		std::vector<uint64_t> w;
-		if (!u64s(ev, r, "frames", &w) || w.size() != 2 * nr) {
-			x.bad = true;
-			x.bad_why = "user_stack frames";
-			return;
-		}
-		for (size_t i = 0; i + 1 < w.size(); i += 2)
-			u.frames.emplace_back(w[i], w[i + 1]);
-		return;
-	}
-	/* file_map */
-	x.file_id = need("file_id");
-	const uint8_t *p;
-	size_t len;
-	if (!dyn(ev, r, "path", &p, &len) || len == 0) {
-		x.bad = true;
-		x.bad_why = "file_map path";
-		return;
-	}
-	x.path.assign(reinterpret_cast<const char *>(p), strnlen(reinterpret_cast<const char *>(p), len));
-	if (!dyn(ev, r, "build_id", &p, &len) || len > 64) {
-		x.bad = true;
-		x.bad_why = "file_map build_id";
-		return;
-	}
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < len; i++) {
-		x.build_id += digits[p[i] >> 4];
-		x.build_id += digits[p[i] & 15];
-	}
-}
 
 /*
  * Containment of the readers' crashes. libtraceevent 1.7.1 trusts the
@@ -277,6 +118,8 @@ struct IterCtx {
 	tep_handle *tep;
 	tep_event *const *ev;
 	std::vector<tracecmd_input *> *handles;
+	FieldCache *fields;
+	bool defs;
 };
 
 int iter_cb(tracecmd_input *h, tep_record *r, int cpu, void *data)
@@ -297,10 +140,10 @@ int iter_cb(tracecmd_input *h, tep_record *r, int cpu, void *data)
 	for (int k = 1; k < 8; k++)
 		if (x.event && x.event == c->ev[k])
 			x.kind = Kind(k);
-	if (x.kind == Kind::USER_STACK || x.kind == Kind::FILE_MAP)
-		decode_user(x, r);
-	else if (x.kind != Kind::OTHER)
-		decode(x, r);
+	x.fields = c->fields;
+	if (c->defs || x.kind == Kind::STACK_ID || x.kind == Kind::STACK_ID_USER ||
+	    x.kind == Kind::FALLBACK)
+		decode_stackmap(x, r);
 	(*c->cb)(x);
 	return 0;
 }
@@ -338,7 +181,7 @@ std::string Trace::open(const std::string &file)
 		names_.push_back(name ? name : "?");
 	}
 	for (int k = 1; k < 8; k++)
-		ev_[k] = tep_find_event_by_name(tep_, "stackmap", kNames[k]);
+		ev_[k] = tep_find_event_by_name(tep_, "stackmap", kind_name(Kind(k)));
 	return "";
 }
 
@@ -347,9 +190,9 @@ bool Trace::has_stackmap_events() const
 	return ev_[int(Kind::STACK_ID)] != nullptr;
 }
 
-std::string Trace::iterate(const std::function<void(Rec &)> &cb)
+std::string Trace::iterate(const std::function<void(Rec &)> &cb, bool defs)
 {
-	IterCtx c{this, &cb, tep_, ev_, &handles_};
+	IterCtx c{this, &cb, tep_, ev_, &handles_, &fields_, defs};
 	int ret = tracecmd_iterate_events_multi(handles_.data(), int(handles_.size()),
 						iter_cb, &c);
 	if (ret < 0)

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "resolve.h"
@@ -32,6 +34,22 @@ enum class Kind {
 	FILE_MAP,
 };
 
+/*
+ * The fields of our events found by name (tep_find_field), kept per
+ * (event, field name literal). Owned by whoever owns the tep (Trace, the
+ * plugin's state): it must not outlive the tep.
+ */
+struct FieldCache {
+	struct Hash {
+		size_t operator()(const std::pair<const void *, const char *> &k) const
+		{
+			return std::hash<const void *>()(k.first) * 31 +
+			       std::hash<const void *>()(k.second);
+		}
+	};
+	std::unordered_map<std::pair<const void *, const char *>, void *, Hash> fields;
+};
+
 /* One record, decoded as far as it is ours. */
 struct Rec {
 	int buf;		/* index in Trace::buffers() */
@@ -41,6 +59,7 @@ struct Rec {
 	Kind kind;
 	tep_event *event;	/* nullptr: unknown event id */
 	tep_record *raw;	/* valid during the callback only */
+	FieldCache *fields = nullptr;	/* optional: speeds up decoding */
 	/* ours (by kind) */
 	uint32_t stack_id = 0;
 	uint32_t flags = 0;
@@ -64,8 +83,12 @@ public:
 	const std::vector<std::string> &buffers() const { return names_; }
 	tep_handle *tep() const { return tep_; }
 	bool has_stackmap_events() const;
-	/* Every record of every buffer in timestamp order. */
-	std::string iterate(const std::function<void(Rec &)> &cb);
+	/*
+	 * Every record of every buffer in timestamp order. defs: decode the
+	 * definitions (stack_def, stack_reset, user_stack, file_map) too;
+	 * without, their kind is set but their fields are not read.
+	 */
+	std::string iterate(const std::function<void(Rec &)> &cb, bool defs = true);
 	/* trace-cmd report's line for a record (without the newline) */
 	std::string format(tep_record *r) const;
 	std::string comm(int pid) const;
@@ -76,6 +99,7 @@ private:
 	std::vector<std::string> names_;	/* "" = top level */
 	tep_handle *tep_ = nullptr;
 	tep_event *ev_[8] = {};
+	FieldCache fields_;
 };
 
 } /* namespace smr */
