@@ -51,7 +51,7 @@ id_records() {
 	echo sched:sched_switch >"$T/stack_map_events" || return 1
 	echo 1 >"$T/events/sched/sched_switch/enable"
 	echo 1 >"$T/options/stackmap"
-	workload 10
+	workload 5
 	echo 0 >"$T/events/sched/sched_switch/enable"
 	echo 0 >"$T/options/stackmap"
 	tr=$(<"$T/trace")
@@ -61,6 +61,7 @@ id_records() {
 	echo >"$T/trace"
 }
 
+diag "setup: ${SECONDS} s"
 check "tmpfs over $M" mount -t tmpfs fsm-pkg "$M"
 check "  ... holds only the installed tree" cp -a "$PK/root$M/$KVER" "$M/"
 ins=$M/$KVER/updates/ftrace_stackmap.ko
@@ -70,6 +71,7 @@ check_eq "  ... the installed file (build-id)" "$(loaded_id)" "$(file_id "$ins")
 check_eq "  ... bits=12 applied" "$(</sys/module/ftrace_stackmap/parameters/bits)" 12
 n=$(id_records)
 check "  ... records stack ids ($n stack_id records)" [ "${n:-0}" -gt 0 ]
+diag "modprobe, records: ${SECONDS} s"
 check "modprobe -r ftrace_stackmap" modprobe -r ftrace_stackmap
 check "  ... unloaded" eval '! is_loaded'
 
@@ -80,10 +82,12 @@ check "  ... nothing loaded" eval '! is_loaded'
 umount "$M"
 check "tmpfs unmounted" eval '! mountpoint -q "$M"'
 
+diag "modprobe without the module: ${SECONDS} s"
 # the dkms build
 check "insmod ftrace_stackmap-dkms.ko bits=12" insmod "$DKO" bits=12
 check_eq "  ... the dkms file (build-id)" "$(loaded_id)" "$(file_id "$DKO")"
 n=$(id_records)
 check "  ... records stack ids ($n stack_id records)" [ "${n:-0}" -gt 0 ]
 check "rmmod" unload
+diag "dkms module: ${SECONDS} s"
 finish
