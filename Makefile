@@ -63,7 +63,8 @@ tools:
 # i.e. `uname -r` on a machine with its own headers), then depmod (-b D
 # with DESTDIR), so `modprobe ftrace_stackmap bits=N` works; whatever the
 # tools project installs (cmake --install: stackmap-report, stackmap-ctl,
-# the plugin); the docs into PREFIX/share/doc/ftrace_stackmap.
+# the plugin, the man pages into PREFIX/share/man/man1); the docs into
+# PREFIX/share/doc/ftrace_stackmap.
 PREFIX ?= /usr/local
 # the release the module is built for: UTS_RELEASE of KDIR, as vermagic
 # (Debian's headers have 6.1.192 in include/config/kernel.release)
@@ -93,6 +94,8 @@ uninstall:
 	rm -f $(MODDIR)/ftrace_stackmap.ko
 	-depmod $(if $(DESTDIR),-b $(DESTDIR)) $(or $(KVER),$(KVER_BUILT))
 	rm -f $(DESTDIR)$(PREFIX)/bin/stackmap-report $(DESTDIR)$(PREFIX)/bin/stackmap-ctl
+	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/stackmap-report.1 \
+		$(DESTDIR)$(PREFIX)/share/man/man1/stackmap-ctl.1
 	@# what the last cmake --install put there (its paths include DESTDIR)
 	@if [ -f $(CURDIR_ABS)/build/tools/install_manifest.txt ]; then \
 		grep '^$(DESTDIR)$(PREFIX)/' $(CURDIR_ABS)/build/tools/install_manifest.txt | \

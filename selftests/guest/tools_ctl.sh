@@ -17,7 +17,10 @@
 #    so the recorded command ends with `save`; `stackmap-report --map` of
 #    that snapshot is accepted for the trace and holds the workload's
 #    stack; with trace-cmd record -k the instance stays and `save` comes
-#    after
+#    after; a recording of -e stackmap:stack_id alone (no generation in
+#    the trace) is resolved by --map of a snapshot whose generation has the
+#    ids' 12 bits (0 unresolved; without --map all unresolved, counted), and
+#    a snapshot of the next generation is refused
 #  - top: --batch shows a workload's stack (do_nanosleep) with a nonzero
 #    delta; the curses view in a detached tmux session shows it too
 #    (capture-pane) and quits on 'q' with exit 0
@@ -129,6 +132,36 @@ check_eq "  ... same records" "$(stat_get map.stats records)" "$rec"
 check "  ... the snapshot holds the sleeps' stack" \
 	eval '"$SR" dump cx.fsmb 2>/dev/null | grep -q "do_nanosleep+0x"'
 check_eq "save of the removed instance: exit 1" "$("$SC" -B cx save late.fsmb 2>/dev/null; echo $?)" 1
+
+# a recording of stackmap:stack_id alone (no stack_def, no stack_reset: the
+# ids carry only their generation's low 12 bits): the snapshot resolves it
+# when its generation has those bits; one after a reset is refused
+check "-B so enable sched:sched_switch" eval '"$SC" -B so enable sched:sched_switch >/dev/null 2>&1'
+trace-cmd record -k -q -o so.dat -B so -e stackmap:stack_id -e sched:sched_switch \
+	bash -c "$(declare -f sleepy); sleepy 10" >recso.out 2>&1
+echo 0 >"$T/instances/so/events/enable"
+check "trace-cmd record -k -B so -e stackmap:stack_id" test -s so.dat
+check "save so.fsmb" eval '"$SC" -B so save so.fsmb >/dev/null'
+check "reset, save so2.fsmb (the next generation)" \
+	eval '"$SC" -B so reset >/dev/null && "$SC" -B so save so2.fsmb >/dev/null'
+check "disable --remove so" eval '"$SC" -B so disable --remove >/dev/null'
+trace-cmd report -i so.dat 2>/dev/null >so.txt
+check_eq "  ... the trace has no stack_def nor stack_reset records" \
+	"$(grep -cE ' (stack_def|stack_reset): ' so.txt)" 0
+"$SR" stats -i so.dat --top 0 >so-nomap.stats 2>so-nomap.err
+rec=$(stat_get so-nomap.stats records)
+check "stack_id alone, without --map: records found" [ "${rec:-0}" -gt 0 ]
+check_eq "  ... every one unresolved (counted)" "$(stat_get so-nomap.stats unresolved)" "$rec"
+check_eq "  ... as many as trace-cmd report's stack_id records" \
+	"$(grep -c ' stack_id: ' so.txt)" "$rec"
+check "stack_id alone, --map so.fsmb accepted" \
+	eval '"$SR" stats -i so.dat --top 0 --map so.fsmb >so-map.stats 2>so-map.err'
+sed 's/^/# so-map.err: /' so-map.err | head -5
+check_eq "  ... 0 unresolved" "$(stat_get so-map.stats unresolved)" 0
+check_eq "  ... same records" "$(stat_get so-map.stats records)" "$rec"
+check_fail "stack_id alone, --map of the next generation refused" \
+	eval '"$SR" stats -i so.dat --top 0 --map so2.fsmb >/dev/null 2>so2.err'
+check "  ... saying the ids carry other generation bits" grep -q "carry generation bits" so2.err
 
 # top, plain text
 check "enable sched:sched_switch (top level)" eval '"$SC" enable sched:sched_switch >/dev/null'

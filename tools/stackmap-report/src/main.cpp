@@ -464,6 +464,10 @@ int run_trace(const Options &o)
 			case Kind::FILE_MAP:
 				res.add_file_map(x.buf, x.ts, x.file_id, x.path, x.build_id);
 				break;
+			case Kind::STACK_ID:
+			case Kind::STACK_ID_USER:
+				res.add_id(x.buf, x.stack_id);
+				break;
 			default:
 				break;
 			}
@@ -503,10 +507,9 @@ int run_trace(const Options &o)
 				why = "it is from another boot (its '" FSMB_REF_SYMBOL "' at " +
 				      hex64(f.ref_symbol_addr) +
 				      " is not the trace's kallsyms')";
-			else if (!res.buffer_has_generation(buf, f.generation))
-				why = "its generation " + std::to_string(f.generation) +
-				      " is not one that " + inst + " recorded in " + o.input;
-			else
+			else if ((why = res.snapshot_generation(buf, f.generation,
+								inst + " in " + o.input))
+					 .empty())
 				why = res.add_snapshot(buf, f);
 			if (!why.empty()) {
 				std::cerr << "stackmap-report: --map " << m << " refused: " << why

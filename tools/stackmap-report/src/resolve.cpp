@@ -46,11 +46,24 @@ void Resolver::add_file_map(int buf, uint64_t ts, uint64_t file_id,
 		f.build_id = build_id;
 }
 
+void Resolver::add_id(int buf, uint32_t stack_id)
+{
+	id_gen_bits_[buf][FSM_SID_GEN(stack_id)]++;
+}
+
 uint64_t Resolver::full_generation(int buf, uint64_t ts, uint32_t gen_bits) const
 {
 	auto it = resets_.find(buf);
-	if (it == resets_.end() || it->second.empty())
-		return gen_bits;	/* no reset recorded: the bits are all we know */
+	if (it == resets_.end() || it->second.empty()) {
+		/*
+		 * No reset recorded: the bits are all the trace tells, unless
+		 * snapshot_generation() took a snapshot's generation for them.
+		 */
+		auto a = anchor_.find(buf);
+		if (a != anchor_.end() && (a->second & FSM_SID_GEN_MASK) == gen_bits)
+			return a->second;
+		return gen_bits;
+	}
 	const auto &r = it->second;
 	auto up = r.upper_bound(ts);
 	uint64_t cur;
@@ -70,7 +83,11 @@ void Resolver::finish()
 		kdefs_[{d.buf, g, FSM_SID_INDEX(d.stack_id)}] =
 			{std::move(d.ips), bool(d.flags & FSM_SID_F_TRUNCATED)};
 		gens_seen_[d.buf][g] = true;
+		told_.insert(d.buf);
 	}
+	for (const auto &[buf, r] : resets_)
+		if (!r.empty())
+			told_.insert(buf);
 	raw_defs_.clear();
 	finished_ = true;
 }
@@ -86,6 +103,37 @@ bool Resolver::buffer_has_generation(int buf, uint64_t generation) const
 			if (g == generation)
 				return true;
 	return false;
+}
+
+std::string Resolver::snapshot_generation(int buf, uint64_t generation,
+					  const std::string &name)
+{
+	if (told_.count(buf)) {
+		if (buffer_has_generation(buf, generation))
+			return "";
+		return "its generation " + std::to_string(generation) +
+		       " is not one that " + name + " recorded";
+	}
+	/* stack_id records alone: only their low 12 generation bits */
+	uint32_t bits = uint32_t(generation & FSM_SID_GEN_MASK);
+	auto a = anchor_.find(buf);
+	if (a != anchor_.end() && a->second != generation)
+		return "its generation " + std::to_string(generation) +
+		       " is not the generation " + std::to_string(a->second) +
+		       " of the snapshot of " + name + " already added (the trace " +
+		       "has no stack_def or stack_reset records to tell them apart)";
+	auto ids = id_gen_bits_.find(buf);
+	if (ids != id_gen_bits_.end())
+		for (const auto &[b, n] : ids->second)
+			if (b != bits)
+				return std::to_string(n) + " of the ids of " + name +
+				       " carry generation bits " + std::to_string(b) +
+				       ", not " + std::to_string(bits) + " (generation " +
+				       std::to_string(generation) + " & 0xfff); the trace " +
+				       "has no stack_def or stack_reset records to tell " +
+				       "more (record them with -e stackmap)";
+	anchor_[buf] = generation;
+	return "";
 }
 
 std::string Resolver::add_snapshot(int buf, const Fsmb &snap)

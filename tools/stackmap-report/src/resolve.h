@@ -18,12 +18,19 @@
  * asks for the stack of each id record: a definition written after its
  * first use (another CPU, a moment later) is found as well. What has no
  * definition anywhere is reported unresolved, never guessed.
+ *
+ * A buffer without stack_def and stack_reset records (a recording of
+ * stackmap:stack_id alone) tells no full generation: its ids carry only
+ * the low 12 bits. snapshot_generation() then accepts a snapshot whose
+ * generation has the bits of every id of the buffer and takes the
+ * snapshot's full generation for them (add_id() collects the bits).
  */
 #ifndef STACKMAP_REPORT_RESOLVE_H
 #define STACKMAP_REPORT_RESOLVE_H
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -81,6 +88,19 @@ public:
 	void add_user_stack(int buf, uint64_t ts, UserStackRec rec);
 	void add_file_map(int buf, uint64_t ts, uint64_t file_id,
 			  const std::string &path, const std::string &build_id);
+	/* an id record (stack_id, stack_id_user): its generation bits */
+	void add_id(int buf, uint32_t stack_id);
+	/*
+	 * Can a snapshot of this full generation be matched to buffer buf?
+	 * Call after finish(), before add_snapshot(). With stack_def or
+	 * stack_reset records in the buffer, the generation must be one of
+	 * theirs; without, every id of the buffer must carry its low 12 bits
+	 * (and a second snapshot of another generation is refused), and the
+	 * ids of the buffer then resolve in that generation. name: how the
+	 * buffer is called in messages. Return: "" or why not.
+	 */
+	std::string snapshot_generation(int buf, uint64_t generation,
+					const std::string &name);
 	/*
 	 * A stack_map_bin snapshot of buffer buf. Call after finish(): it is
 	 * checked against what the trace defines. Return: "" or why it is
@@ -128,6 +148,9 @@ private:
 	std::unordered_map<std::pair<int, uint64_t>, UserStackRec, CookieHash> by_cookie_;
 	std::unordered_map<uint64_t, FileInfo> files_;
 	std::map<int, std::map<uint64_t, bool>> gens_seen_;
+	std::map<int, std::map<uint32_t, uint64_t>> id_gen_bits_;	/* -> ids */
+	std::map<int, uint64_t> anchor_;	/* buf -> generation from a snapshot */
+	std::set<int> told_;	/* buffers with stack_def or stack_reset records */
 	bool finished_ = false;
 };
 

@@ -165,3 +165,78 @@ TEST(Resolve, Snapshot)
 	/* nothing was added */
 	EXPECT_EQ(r2.kernel(0, 20, sid(1, 1)).status, Status::UNRESOLVED);
 }
+
+/*
+ * A recording of stackmap:stack_id alone: no stack_def, no stack_reset, so
+ * the ids' 12 generation bits are all the trace tells. A snapshot whose
+ * generation has those bits is accepted, also one 4096 resets later
+ * (generation 4101 has the bits of 5), and its stacks resolve the ids.
+ */
+TEST(Resolve, SnapshotIdsOnly)
+{
+	for (uint32_t gen : {5u, 4101u}) {
+		Resolver r;
+		r.add_id(0, sid(gen, 3));
+		r.add_id(0, sid(gen, 7));
+		r.finish();
+		EXPECT_EQ(r.kernel(0, 20, sid(gen, 3)).status, Status::UNRESOLVED);
+		Fsmb s;
+		s.generation = gen;
+		s.flags = FSMB_F_KERNEL;
+		s.kstacks.push_back({3, 1, {0x30}});
+		s.kstacks.push_back({7, 1, {0x70, 0x71}});
+		ASSERT_EQ(r.snapshot_generation(0, gen, "top"), "") << gen;
+		ASSERT_EQ(r.add_snapshot(0, s), "");
+		auto k = r.kernel(0, 20, sid(gen, 7));
+		ASSERT_EQ(k.status, Status::OK) << gen;
+		EXPECT_EQ(k.generation, gen);
+		EXPECT_EQ(*k.ips, (std::vector<uint64_t>{0x70, 0x71}));
+		EXPECT_EQ(r.kernel(0, 20, sid(gen, 3)).status, Status::OK);
+		/* an index the snapshot lacks stays unresolved */
+		EXPECT_EQ(r.kernel(0, 20, sid(gen, 4)).status, Status::UNRESOLVED);
+		/* a second snapshot of the same buffer, same bits, other generation */
+		std::string why = r.snapshot_generation(0, gen ^ 4096, "top");
+		EXPECT_NE(why.find("already added"), std::string::npos) << why;
+		EXPECT_EQ(r.snapshot_generation(0, gen, "top"), "");
+	}
+}
+
+/* Ids of other generation bits than the snapshot's: refused, nothing added. */
+TEST(Resolve, SnapshotIdsOnlyOtherGeneration)
+{
+	Resolver r;
+	r.add_id(0, sid(5, 3));
+	r.add_id(0, sid(6, 3));		/* a reset while recording */
+	r.add_id(1, sid(6, 3));		/* another buffer: not counted for 0 */
+	r.finish();
+	std::string why = r.snapshot_generation(0, 5, "the top level");
+	EXPECT_NE(why.find("1 of the ids of the top level carry generation bits 6, not 5"),
+		  std::string::npos) << why;
+	why = r.snapshot_generation(0, 6, "the top level");
+	EXPECT_NE(why.find("generation bits 5, not 6"), std::string::npos) << why;
+	/* nothing was taken: the ids keep their bits only */
+	EXPECT_EQ(r.kernel(0, 20, sid(5, 3)).generation, 5u);
+	EXPECT_EQ(r.snapshot_generation(1, 6, "b"), "");
+	EXPECT_EQ(r.snapshot_generation(1, 4102, "b").empty(), false);
+}
+
+/*
+ * With stack_def or stack_reset records the trace tells full generations:
+ * a snapshot must be of one of them, whatever its bits.
+ */
+TEST(Resolve, SnapshotGenerationFromTrace)
+{
+	Resolver r;
+	r.add_id(0, sid(1, 0));
+	r.add_def(0, 10, sid(1, 0), 0, {0x10});
+	r.finish();
+	EXPECT_EQ(r.snapshot_generation(0, 1, "top"), "");
+	std::string why = r.snapshot_generation(0, 4097, "top");
+	EXPECT_NE(why.find("its generation 4097 is not one that top recorded"),
+		  std::string::npos) << why;
+	Resolver r2;
+	r2.add_reset(0, 5, 2);
+	r2.finish();
+	EXPECT_EQ(r2.snapshot_generation(0, 2, "top"), "");
+	EXPECT_NE(r2.snapshot_generation(0, 3, "top"), "");
+}
