@@ -4,6 +4,7 @@
 #
 #   make                 build ./ftrace_stackmap.ko against KDIR
 #   make KERNEL=debug    build against our debug kernel (scripts/kdir debug)
+#   make ARCH=arm64      cross-build against Debian's arm64 kernel (scripts/kdir arm64)
 #   make check           every test (README "Tests"); ends "N passed, N failed"
 #   make demo            the module working in a QEMU guest (README "Demo")
 #   make bench           benchmarks, name=value lines
@@ -14,6 +15,15 @@
 # to the Debian headers that scripts/ installs for the guest kernel.
 
 CURDIR_ABS := $(abspath $(CURDIR))
+
+# ARCH=arm64: cross-build (Documentation/build.rst "arm64"). The kernel is
+# Debian's arm64 kernel of the amd64 kernel's ABI unless KERNEL= or KDIR=
+# says otherwise; the compiler is Debian's cross gcc of the same version.
+ifeq ($(ARCH),arm64)
+  KERNEL ?= arm64
+  CROSS_COMPILE ?= aarch64-linux-gnu-
+  export CROSS_COMPILE
+endif
 
 ifeq ($(origin KDIR),undefined)
   ifneq ($(KERNEL),)
@@ -63,4 +73,4 @@ bench:
 	@$(CURDIR_ABS)/scripts/bench
 
 help:
-	@sed -n '3,14p' Makefile
+	@sed -n '3,15p' Makefile
