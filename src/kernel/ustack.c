@@ -33,6 +33,7 @@
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
 #include <linux/siphash.h>
+#include <asm/syscall.h>
 
 #include "tracing.h"
 #include "ustack_internal.h"
@@ -130,10 +131,27 @@ void fsm_ust_task_free(void *data, struct task_struct *t)
 void fsm_ust_regs(struct pt_regs *regs, struct fsm_uw_regs *u)
 {
 	memset(u, 0, sizeof(*u));
-	u->ip = regs->ip;
-	u->sp = regs->sp;
+	u->ip = instruction_pointer(regs);
+	u->sp = user_stack_pointer(regs);
+#ifdef CONFIG_X86
 	u->fp = regs->bp;
 	u->mode = user_64bit_mode(regs) ? FSM_UW_MODE_X86_64 : FSM_UW_MODE_IA32;
+#elif defined(CONFIG_ARM64)
+	/*
+	 * Build glue only (issue 11): AArch64 x29 frame records; compat
+	 * tasks' A32 r11 as an AAPCS frame record. The walkers' own glue
+	 * (Thumb r7, pointer-auth mask) belongs to the arm64 walker work.
+	 */
+	if (compat_user_mode(regs)) {
+		u->fp = regs->compat_fp;
+		u->mode = FSM_UW_MODE_A32_FRAME_RECORD;
+	} else {
+		u->fp = regs->regs[29];
+		u->mode = FSM_UW_MODE_ARM64;
+	}
+#else
+#error "user stacks: no register glue for this architecture"
+#endif
 }
 
 /*
@@ -147,7 +165,7 @@ u64 fsm_ust_sig(struct pt_regs *regs)
 	struct fsm_uw_regs u;
 
 	fsm_ust_regs(regs, &u);
-	return fsm_uwc_entry_sig(&u, regs->orig_ax);
+	return fsm_uwc_entry_sig(&u, syscall_get_nr(current, regs));
 }
 
 /*

@@ -22,7 +22,9 @@
 #include <linux/sched.h>
 #include <linux/siphash.h>
 #include <linux/uaccess.h>
+#ifdef CONFIG_X86
 #include <asm/segment.h>
+#endif
 
 #include "ustack_internal.h"
 
@@ -153,11 +155,13 @@ unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
 	if (t->self_exec_id != slot->exec_id)
 		return fsm_ust_abort(slot, res, FSM_URS_EXEC);
 	fsm_ust_regs(regs, &u);
+#ifdef CONFIG_X86
 	if (u.mode == FSM_UW_MODE_IA32) {
 		slot->flags |= FSM_USF_IA32;
 		if (regs->cs != __USER32_CS || regs->ss != __USER32_DS)
 			return fsm_ust_abort(slot, res, FSM_URS_SEGMENTS);
 	}
+#endif
 	atomic64_inc(&fsm_ust_walks);
 	slot->words[FSM_UKEY_MM] = fsm_ust_mm_key(t);
 	nr = fsm_uw_walk(&u, fsm_ust_read, NULL, entries, max, res);
