@@ -153,7 +153,7 @@ fsm_arm64_abi() {
 		awk '/^Depends: / && !n++ { sub(/^Depends: /, ""); print }')
 	abi=$(printf '%s\n' "$deps" | tr ',|' '\n' |
 		sed -n 's/^ *linux-image-\([0-9][^ ]*-arm64\)\( .*\)\{0,1\}$/\1/p' |
-		head -n1)
+		sed -n 1p)
 	[ -n "$abi" ] || fsm_die "cannot parse the ABI from linux-image-arm64 Depends: '$deps'"
 	amd=$(fsm_stock_abi)
 	if [ "${abi%-arm64}" != "${amd%-amd64}" ]; then
