@@ -23,6 +23,10 @@ ifeq ($(ARCH),arm64)
   KERNEL ?= arm64
   CROSS_COMPILE ?= aarch64-linux-gnu-
   export CROSS_COMPILE
+  # Debian's cross gcc has only the versioned name (as Debian's kernel
+  # headers expect: CC = $(CROSS_COMPILE)gcc-12); our arm64-debug tree needs
+  # it spelled out.
+  FSM_CC ?= $(CROSS_COMPILE)gcc-12
 endif
 
 ifeq ($(origin KDIR),undefined)
@@ -38,7 +42,8 @@ endif
 # Every object, C and C++, goes through the strict objtool wrapper.
 FSM_KBUILD_ARGS = -C $(KDIR) M=$(CURDIR_ABS) \
 	objtool=$(CURDIR_ABS)/scripts/objtool-strict \
-	FSM_REAL_OBJTOOL=$(KDIR)/tools/objtool/objtool
+	FSM_REAL_OBJTOOL=$(KDIR)/tools/objtool/objtool \
+	$(if $(FSM_CC),CC=$(FSM_CC))
 
 .PHONY: all modules clean check demo bench help tools
 
