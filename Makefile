@@ -4,6 +4,7 @@
 #
 #   make                 build ./ftrace_stackmap.ko against KDIR
 #   make KERNEL=debug    build against our debug kernel (scripts/kdir debug)
+#   make ARCH=arm64      cross-build against Debian's arm64 kernel (scripts/kdir arm64)
 #   make check           every test (README "Tests"); ends "N passed, N failed"
 #   make demo            the module working in a QEMU guest (README "Demo")
 #   make bench           benchmarks, name=value lines
@@ -16,6 +17,19 @@
 # to the Debian headers that scripts/ installs for the guest kernel.
 
 CURDIR_ABS := $(abspath $(CURDIR))
+
+# ARCH=arm64: cross-build (Documentation/build.rst "arm64"). The kernel is
+# Debian's arm64 kernel of the amd64 kernel's ABI unless KERNEL= or KDIR=
+# says otherwise; the compiler is Debian's cross gcc of the same version.
+ifeq ($(ARCH),arm64)
+  KERNEL ?= arm64
+  CROSS_COMPILE ?= aarch64-linux-gnu-
+  export CROSS_COMPILE
+  # Debian's cross gcc has only the versioned name (as Debian's kernel
+  # headers expect: CC = $(CROSS_COMPILE)gcc-12); our arm64-debug tree needs
+  # it spelled out.
+  FSM_CC ?= $(CROSS_COMPILE)gcc-12
+endif
 
 ifeq ($(origin KDIR),undefined)
   ifneq ($(KVER),)
@@ -32,7 +46,8 @@ endif
 # Every object, C and C++, goes through the strict objtool wrapper.
 FSM_KBUILD_ARGS = -C $(KDIR) M=$(CURDIR_ABS) \
 	objtool=$(CURDIR_ABS)/scripts/objtool-strict \
-	FSM_REAL_OBJTOOL=$(KDIR)/tools/objtool/objtool
+	FSM_REAL_OBJTOOL=$(KDIR)/tools/objtool/objtool \
+	$(if $(FSM_CC),CC=$(FSM_CC))
 
 .PHONY: all modules clean check demo bench help tools install uninstall \
 	install-module install-tools install-docs dkms-source
@@ -123,4 +138,4 @@ bench:
 	@$(CURDIR_ABS)/scripts/bench
 
 help:
-	@sed -n '3,14p' Makefile
+	@sed -n '3,15p' Makefile

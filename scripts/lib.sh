@@ -100,3 +100,70 @@ fsm_elapsed() {
 	local start=$1 now=$EPOCHREALTIME
 	awk -v a="$start" -v b="$now" 'BEGIN { printf "%.1f", b - a }'
 }
+
+# --- arm64 packages without a dpkg architecture -------------------------------
+# apt with a state of its own under $FSM_CACHE/apt-arm64 (package lists,
+# downloads, an empty dpkg status): the host's dpkg never learns about arm64,
+# and nothing is installed. The sources are the host's (/etc/apt).
+FSM_ARM64_APT=$FSM_CACHE/apt-arm64
+fsm_arm64_apt_opts() {
+	printf '%s\n' -o APT::Architecture=arm64 -o APT::Architectures::=arm64 \
+		-o "Dir::State::Lists=$FSM_ARM64_APT/lists" \
+		-o "Dir::Cache=$FSM_ARM64_APT/cache" \
+		-o "Dir::State::status=$FSM_ARM64_APT/status"
+}
+# fsm_arm64_apt apt-get|apt-cache ARGS...: run it with the arm64 state;
+# the lists are fetched on first use (and again by fsm_arm64_apt_update).
+fsm_arm64_apt() {
+	local tool=$1 opts
+	shift
+	mapfile -t opts < <(fsm_arm64_apt_opts)
+	if [ ! -e "$FSM_ARM64_APT/lists/.fsm-updated" ]; then
+		fsm_arm64_apt_update
+	fi
+	"$tool" "${opts[@]}" "$@"
+}
+fsm_arm64_apt_update() {
+	local opts
+	mapfile -t opts < <(fsm_arm64_apt_opts)
+	mkdir -p "$FSM_ARM64_APT/lists/partial" "$FSM_ARM64_APT/cache/archives/partial"
+	[ -e "$FSM_ARM64_APT/status" ] || : >"$FSM_ARM64_APT/status"
+	# apt's sandbox user downloads there
+	chown -R _apt "$FSM_ARM64_APT/lists" "$FSM_ARM64_APT/cache" 2>/dev/null || true
+	fsm_log "apt-get update (arm64 lists in $FSM_ARM64_APT)"
+	apt-get "${opts[@]}" update -qq >&2 || fsm_die "apt-get update for arm64 failed"
+	touch "$FSM_ARM64_APT/lists/.fsm-updated"
+}
+
+# The ABI ("6.1.0-56-arm64") of Debian's arm64 kernel: the candidate of the
+# meta package linux-image-arm64 in the arm64 lists. It must be the ABI of
+# the amd64 kernel (fsm_stock_abi) with -arm64: the same kernel version,
+# tested on both architectures. FSM_ARM64_ABI overrides (experiments only).
+fsm_arm64_abi() {
+	if [ -n "${FSM_ARM64_ABI:-}" ]; then
+		printf '%s\n' "$FSM_ARM64_ABI"
+		return
+	fi
+	local ver deps abi amd
+	ver=$(fsm_arm64_apt apt-cache policy linux-image-arm64 2>/dev/null |
+		sed -n 's/^ *Candidate: *//p')
+	[ -n "$ver" ] && [ "$ver" != "(none)" ] ||
+		fsm_die "no arm64 candidate for linux-image-arm64 (lists in $FSM_ARM64_APT)"
+	deps=$(fsm_arm64_apt apt-cache show "linux-image-arm64=$ver" |
+		awk '/^Depends: / && !n++ { sub(/^Depends: /, ""); print }')
+	abi=$(printf '%s\n' "$deps" | tr ',|' '\n' |
+		sed -n 's/^ *linux-image-\([0-9][^ ]*-arm64\)\( .*\)\{0,1\}$/\1/p' |
+		sed -n 1p)
+	[ -n "$abi" ] || fsm_die "cannot parse the ABI from linux-image-arm64 Depends: '$deps'"
+	amd=$(fsm_stock_abi)
+	if [ "${abi%-arm64}" != "${amd%-amd64}" ]; then
+		fsm_log "arm64 lists give $abi, amd64 has $amd: refreshing the arm64 lists"
+		fsm_arm64_apt_update
+		FSM_ARM64_RETRIED=${FSM_ARM64_RETRIED:-0}
+		[ "$FSM_ARM64_RETRIED" = 0 ] ||
+			fsm_die "Debian's arm64 kernel ABI $abi is not the amd64 one ($amd): run apt-get update (and scripts/deps) so both are current"
+		FSM_ARM64_RETRIED=1 fsm_arm64_abi
+		return
+	fi
+	printf '%s\n' "$abi"
+}

@@ -304,14 +304,23 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 	 * The trigger path takes every event that commits through
 	 * trace_event_buffer_commit(): tracepoint, syscall, kprobe, uprobe,
 	 * synthetic and eprobe events. Without it (no trigger layouts or
-	 * hooks), only tracepoint events. Never ftrace's own events
-	 * (IGNORE_ENABLE: function, print...), which have no triggers.
+	 * hooks), only the static tracepoint events: a synthetic event has a
+	 * tracepoint too, but it is freed when the event is removed, and
+	 * nothing tells this path (the removal hooks come with the trigger
+	 * path): a probe left on it is a use after free (seen on arm64, whose
+	 * Debian kernel has no KALLSYMS_ALL, so no trigger path). Never
+	 * ftrace's own events (IGNORE_ENABLE: function, print...), which have
+	 * no triggers.
 	 */
 	if ((call->flags & TRACE_EVENT_FL_IGNORE_ENABLE) ||
-	    (!fsm_srctrig_on() && !(call->flags & TRACE_EVENT_FL_TRACEPOINT))) {
+	    (!fsm_srctrig_on() &&
+	     (!(call->flags & TRACE_EVENT_FL_TRACEPOINT) ||
+	      (call->flags & TRACE_EVENT_FL_DYNAMIC)))) {
 		if (named)
 			fsm_warn(who, "%s:%s cannot be a source (%s)\n", sys, ev,
 				 fsm_srctrig_on() ? "an ftrace internal event" :
+				 (call->flags & TRACE_EVENT_FL_DYNAMIC) ?
+				 "a dynamic event, and sources through triggers are not available" :
 				 "no tracepoint, and sources through triggers are not available");
 		ret = named ? -EINVAL : 0;
 		goto out;

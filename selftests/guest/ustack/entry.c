@@ -12,7 +12,7 @@
  * on the user stack, tells them apart.
  *
  * Built with -O1 -fno-omit-frame-pointer -fno-inline
- * -fno-optimize-sibling-calls (x86-64).
+ * -fno-optimize-sibling-calls (x86-64 or AArch64).
  * Usage: entry N - N times a then b; first prints its own mappings (the
  * lines of /proc/self/maps naming the executable), then "go".
  */
@@ -33,8 +33,18 @@ NI long entry_sys(void)
 {
 	long ret;
 
-	/* __NR_getppid on x86-64; no libc wrapper (no frame pointers there) */
+	/* raw getppid: no libc wrapper (no frame pointers there) */
+#if defined(__x86_64__)
 	asm volatile("syscall" : "=a"(ret) : "0"(110L) : "rcx", "r11", "memory");
+#elif defined(__aarch64__)
+	register long x0 asm("x0");
+	register long x8 asm("x8") = 173;	/* __NR_getppid, asm-generic */
+
+	asm volatile("svc #0" : "=r"(x0) : "r"(x8) : "memory");
+	ret = x0;
+#else
+#error "entry.c: add the raw getppid of this architecture"
+#endif
 	entry_nop();
 	return ret;
 }
