@@ -10,7 +10,15 @@
  * it calls xc_sink, so it has a frame record), and, with argument "leaf",
  * main -> xc_f1 -> xc_f2 -> xc_f3 -> xc_capture_leaf (calls nothing: GCC
  * AArch64 keeps no frame record in a leaf, the return address stays in
- * lr).
+ * lr), and, with argument "sink",
+ * main -> xc_f1 -> xc_f2 -> xc_f3 -> xc_capture_sink -> xc_sink_leaf: a
+ * leaf without register pressure (it only stores registers, through the
+ * scratch registers), so that GCC -marm gives it the short frame
+ * "str fp, [sp, #-4]!; add fp, sp, #0" (fp -> the saved fp, lr not saved)
+ * and GCC -mthumb "push {r7}; add r7, sp, #0". xc_sink_leaf saves pc, sp,
+ * the frame pointers and lr; its caller copies the stack right after it
+ * returns (nothing runs below the caller's sp in between, so the stack is
+ * the leaf's).
  *
  * The capture functions read pc, sp, the frame pointer (x29; A32 r11;
  * Thumb r7, both are stored) and lr with inline assembly, then copy the
@@ -123,9 +131,74 @@ __attribute__((noinline)) void xc_capture_leaf(int v)
 	xc_sunk = v;
 }
 
+/*
+ * Registers of xc_sink_leaf, stored by it (xc_capture_sink fills xc_hdr);
+ * the offsets are the ones XC_LEAF_REGS uses (fp: AArch64 only).
+ */
+static struct {
+	uintptr_t pc, sp, fp, r11, r7, lr;
+} xc_lregs;
+
+#if defined(__aarch64__)
+#define XC_LEAF_REGS(pc_label)						\
+	do {								\
+		uintptr_t t_;						\
+		__asm__ volatile("adr %0, " pc_label "\n"		\
+				 pc_label ":\n\t"			\
+				 "str %0, [%1, #0]\n\t"		\
+				 "mov %0, sp\n\t"			\
+				 "str %0, [%1, #8]\n\t"		\
+				 "str x29, [%1, #16]\n\t"		\
+				 "str x30, [%1, #40]\n\t"		\
+				 : "=&r"(t_) : "r"(&xc_lregs) : "memory"); \
+	} while (0)
+#else
+#define XC_LEAF_REGS(pc_label)						\
+	do {								\
+		uintptr_t t_;						\
+		__asm__ volatile("adr %0, " pc_label "\n"		\
+				 pc_label ":\n\t"			\
+				 "str %0, [%1, #0]\n\t"		\
+				 "mov %0, sp\n\t"			\
+				 "str %0, [%1, #4]\n\t"		\
+				 "str r11, [%1, #12]\n\t"		\
+				 "str r7, [%1, #16]\n\t"		\
+				 "str lr, [%1, #20]\n\t"		\
+				 : "=&r"(t_) : "r"(&xc_lregs) : "memory"); \
+	} while (0)
+#endif
+
+/* A leaf without register pressure (see the top). */
+__attribute__((noinline)) void xc_sink_leaf(int v)
+{
+	XC_LEAF_REGS(".Lxc_sink_leaf_pc");
+	xc_sunk = v;
+}
+
+__attribute__((noinline)) void xc_capture_sink(int v)
+{
+	xc_sink_leaf(v);
+	/* Nothing ran below our sp since xc_sink_leaf returned: its stack. */
+	xc_hdr.pc = xc_lregs.pc;
+	xc_hdr.sp = xc_lregs.sp;
+#if defined(__aarch64__)
+	xc_hdr.fp = xc_lregs.fp;	/* x29 */
+#else
+	xc_hdr.fp = XC_THUMB ? xc_lregs.r7 : xc_lregs.r11;
+	xc_hdr.r11 = xc_lregs.r11;
+	xc_hdr.r7 = xc_lregs.r7;
+	xc_hdr.thumb = XC_THUMB;
+#endif
+	xc_hdr.lr = xc_lregs.lr;
+	xc_copy_stack();
+	xc_sink(v);
+}
+
 __attribute__((noinline)) void xc_f3(int leaf, int v)
 {
-	if (leaf)
+	if (leaf == XC_MODE_SINK)
+		xc_capture_sink(v + 3);
+	else if (leaf)
 		xc_capture_leaf(v + 3);
 	else
 		xc_capture(v + 3);
@@ -146,11 +219,13 @@ __attribute__((noinline)) void xc_f1(int leaf, int v)
 
 int main(int argc, char **argv)
 {
-	int leaf = argc > 2 && !strcmp(argv[2], "leaf");
+	int leaf = argc < 3 ? XC_MODE_CHAIN :
+		   !strcmp(argv[2], "leaf") ? XC_MODE_LEAF :
+		   !strcmp(argv[2], "sink") ? XC_MODE_SINK : -1;
 	FILE *f;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s DUMP [leaf]\n", argv[0]);
+	if (argc < 2 || leaf < 0) {
+		fprintf(stderr, "usage: %s DUMP [leaf|sink]\n", argv[0]);
 		return 2;
 	}
 	xc_f1(leaf, argc);

@@ -13,11 +13,16 @@
 #define XC_ARCH_AARCH64	1u
 #define XC_ARCH_ARM	2u
 
+/* xc_header.leaf */
+#define XC_MODE_CHAIN	0	/* xc_capture (has a frame record) */
+#define XC_MODE_LEAF	1	/* xc_capture_leaf (a leaf that copies the stack) */
+#define XC_MODE_SINK	2	/* xc_sink_leaf (a leaf without register pressure) */
+
 struct xc_header {
 	uint32_t magic;
 	uint32_t arch;		/* XC_ARCH_* */
 	uint32_t thumb;		/* AArch32: the capture ran in Thumb state */
-	uint32_t leaf;		/* captured in xc_capture_leaf */
+	uint32_t leaf;		/* XC_MODE_*: where the capture ran */
 	uint64_t pc;		/* an address inside the capture function */
 	uint64_t sp;
 	uint64_t fp;		/* x29; AArch32: r7 in Thumb state, else r11 */
