@@ -36,9 +36,19 @@ public:
 			bytes_.erase(addr + i);
 	}
 
+	/* Count reads that touch [lo, hi) ("a device mapping"). */
+	void watch(u64 lo, u64 hi)
+	{
+		watch_lo_ = lo;
+		watch_hi_ = hi;
+	}
+	u64 watched_reads() const { return watched_; }
+
 	bool read(u64 addr, u32 size, u64 &out) const
 	{
 		reads_++;
+		if (addr < watch_hi_ && addr + size > watch_lo_)
+			watched_++;
 		if (size != 4 && size != 8)
 			return false;
 		u64 v = 0;
@@ -74,6 +84,8 @@ public:
 private:
 	std::map<u64, uint8_t> bytes_;
 	mutable u64 reads_ = 0;
+	u64 watch_lo_ = 0, watch_hi_ = 0;
+	mutable u64 watched_ = 0;
 };
 
 /*

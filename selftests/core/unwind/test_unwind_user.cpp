@@ -282,10 +282,68 @@ TEST(UnwindUser, A32ThumbStartIsUnreliable)
 	put_call(a, 0x10201, kThumbBl);
 	auto s = walk(a, regs_of(FSM_UW_MODE_A32, 0x10000, 0x2000, 0x2008));
 	EXPECT_EQ(s.e, (V{ 0x10000, 0x10100, 0x10200 }));
-	EXPECT_EQ(s.res.flags, (u32)(FSM_UW_RES_THUMB | FSM_UW_RES_UNRELIABLE));
+	/* (A32SwitchFlaggedOnlyWithAFrameAfterIt: no frame after the switch.) */
+	EXPECT_EQ(s.res.flags, (u32)FSM_UW_RES_THUMB);
 	auto r = walk(a, regs_of(FSM_UW_MODE_A32, 0x10000, 0x2000, 0x2008), 2);
 	EXPECT_EQ(r.res.flags, 0u) << "A32 frames before the switch are reliable";
 	EXPECT_EQ(r.res.stop, (u32)FSM_UW_STOP_DEPTH);
+}
+
+TEST(UnwindUser, A32SwitchFlaggedOnlyWithAFrameAfterIt)
+{
+	/*
+	 * An A32 chain whose last return address goes into Thumb code (glibc's
+	 * __libc_start_call_main): that return address is reliable; only frames
+	 * found after it (through the A32 fp, which Thumb code does not keep)
+	 * are not.
+	 */
+	FakeMem a;
+	put_chain(a, FSM_UW_MODE_A32_FRAME_RECORD, { 0x2008, 0x2020 }, { 0x10100, 0x10201 });
+	put_call(a, 0x10100, kA32Bl);
+	put_call(a, 0x10201, kThumbBl);
+	auto s = walk(a, regs_of(FSM_UW_MODE_A32, 0x10000, 0x2000, 0x2008));
+	EXPECT_EQ(s.e, (V{ 0x10000, 0x10100, 0x10200 }));
+	EXPECT_EQ(s.res.stop, (u32)FSM_UW_STOP_END);
+	EXPECT_EQ(s.res.flags, (u32)FSM_UW_RES_THUMB) << "nothing after the switch reported";
+
+	/* A frame after the switch is reported: now the stack is flagged. */
+	put_record(a, FSM_UW_MODE_A32_FRAME_RECORD, 0x2020, 0x2040, 0x10201);
+	put_record(a, FSM_UW_MODE_A32_FRAME_RECORD, 0x2040, 0, 0x10301);
+	put_call(a, 0x10301, kThumbBl);
+	auto f = walk(a, regs_of(FSM_UW_MODE_A32, 0x10000, 0x2000, 0x2008));
+	EXPECT_EQ(f.e, (V{ 0x10000, 0x10100, 0x10200, 0x10300 }));
+	EXPECT_EQ(f.res.flags, (u32)(FSM_UW_RES_THUMB | FSM_UW_RES_UNRELIABLE));
+	/* ... but not when that frame is cut by the depth bound. */
+	auto d = walk(a, regs_of(FSM_UW_MODE_A32, 0x10000, 0x2000, 0x2008), 3);
+	EXPECT_EQ(d.res.stop, (u32)FSM_UW_STOP_DEPTH);
+	EXPECT_EQ(d.res.flags, (u32)FSM_UW_RES_THUMB);
+
+	/* A switch whose next record no call vouches for: stop, not flagged. */
+	put_call(a, 0x10301, kA32Nop);
+	auto n = walk(a, regs_of(FSM_UW_MODE_A32, 0x10000, 0x2000, 0x2008));
+	EXPECT_EQ(n.e, (V{ 0x10000, 0x10100, 0x10200 }));
+	EXPECT_EQ(n.res.stop, (u32)FSM_UW_STOP_NO_CALL);
+	EXPECT_EQ(n.res.flags, (u32)FSM_UW_RES_THUMB);
+}
+
+TEST(UnwindUser, A32CodeReadsOnlyThroughTheCodeReader)
+{
+	/*
+	 * A GCC A32 frame: read as a frame record, its "return address" is the
+	 * word above the record, here an address inside a device mapping
+	 * (UIO/VFIO/DRM: reads have side effects). The call-site check of that
+	 * candidate must not read it through the stack reader.
+	 */
+	FakeMem m;
+	const u64 dev = 0x40000000;
+	put_record(m, FSM_UW_MODE_A32_GCC, 0x2004, 0, 0x10100);
+	put_call(m, 0x10100, kA32Bl);
+	m.put32(0x2008, dev + 0x104);	/* the frame-record candidate's "lr" */
+	m.put32(dev + 0x100, kA32Bl);	/* device registers that look like a call */
+	m.watch(dev, dev + 0x1000);
+	auto w = walk(m, regs_of(FSM_UW_MODE_A32, 0x10000, 0x2000, 0x2004));
+	EXPECT_EQ(w.e, (V{ 0x10000, 0x10100 }));
+	EXPECT_EQ(m.watched_reads(), 0u) << "a code read went through the stack reader";
 }
 
 TEST(UnwindUser, A32FollowsCallEncodings)
