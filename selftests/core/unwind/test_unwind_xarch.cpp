@@ -47,6 +47,7 @@ using u32 = unsigned int;
 struct Segment {
 	u64 vaddr;
 	std::vector<unsigned char> bytes;	/* p_filesz bytes of the file */
+	bool exec;				/* PF_X */
 };
 
 struct Symbol {
@@ -85,7 +86,8 @@ struct Target {
 			GElf_Phdr ph;
 			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
 				continue;
-			Segment s{ ph.p_vaddr, std::vector<unsigned char>(ph.p_filesz) };
+			Segment s{ ph.p_vaddr, std::vector<unsigned char>(ph.p_filesz),
+				   (ph.p_flags & PF_X) != 0 };
 			if (pread(fd, s.bytes.data(), ph.p_filesz, (off_t)ph.p_offset) !=
 			    (ssize_t)ph.p_filesz)
 				return false;
@@ -155,6 +157,21 @@ struct Target {
 		return false;
 	}
 
+	/* The code reader: executable segments only (the kernel's: VM_EXEC). */
+	bool read_code(u64 addr, u32 size, u64 &out) const
+	{
+		for (const Segment &s : segs) {
+			if (!s.exec || addr < s.vaddr || addr - s.vaddr > s.bytes.size() ||
+			    s.bytes.size() - (addr - s.vaddr) < size)
+				continue;
+			u64 v = 0;
+			memcpy(&v, s.bytes.data() + (addr - s.vaddr), size);
+			out = v;
+			return true;
+		}
+		return false;
+	}
+
 	/* The function containing @addr, "?" if none. */
 	std::string sym(u64 addr) const
 	{
@@ -198,6 +215,7 @@ Walk walk(const Target &t, const fsm_uw_regs &r, u32 max = FSM_MAX_USER_DEPTH)
 	Walk w;
 	u64 buf[FSM_MAX_USER_DEPTH];
 	u32 n = fsm::unwind::walk(r, [&](u64 a, u32 s, u64 &o) { return t.read(a, s, o); },
+				  [&](u64 a, u32 s, u64 &o) { return t.read_code(a, s, o); },
 				  buf, max, w.res);
 	for (u32 i = 0; i < n; i++) {
 		w.e.push_back(buf[i]);
