@@ -39,11 +39,23 @@
  *
  * The kernel cannot know which compiler built a task's code (a process
  * mixes libraries), so FSM_UW_MODE_A32 decides per frame: both records are
- * read and the one whose return address follows a call instruction (A32
- * BL/BLX; Thumb BL/BLX, 32- or 16-bit) and whose saved fp is 0 or above the
- * current one wins. A tie keeps the previous frame's layout and flags the
- * result FSM_UW_RES_UNRELIABLE, as do a walk that starts in Thumb state and
- * a return address that switches between A32 and Thumb.
+ * read, and only a return address that follows a call instruction (A32
+ * BL/BLX; Thumb BL/BLX, 32- or 16-bit; read through the separate code
+ * reader) is ever reported; between two such records the one whose saved
+ * fp is 0 or above the current one wins. Nothing vouched for ends the walk
+ * (FSM_UW_STOP_NO_CALL). FSM_UW_RES_UNRELIABLE: a walk that starts in
+ * Thumb state; a frame reported after a tie (the previous layout is kept),
+ * after a return address that switched between A32 and Thumb, or taken
+ * from lr at the top (below).
+ *
+ * Top frame (FSM_UW_MODE_A32, not AT_ENTRY):
+ *   GCC -marm leaf   push {fp}; add fp, sp, #0   fp -> the saved fp, ra in
+ *                    lr: leaf_record() takes lr if it follows a call and
+ *                    [fp] is a plausible fp (A32 state only: in Thumb code a
+ *                    stale lr and a local at [r7] could pass)
+ *   Thumb syscall    r7 = the syscall number (FSM_UW_REGS_SYSCALL): a
+ *                    record at sp, else lr, else r12 / r11
+ *                    (a32_syscall_top(), glibc's shapes)
  *
  * arm64: return addresses saved after `paciasp` carry a pointer
  * authentication code in their top bits; regs.pac_mask clears them. The
@@ -60,10 +72,11 @@
  * Not handled (the walk stops early, never reports garbage knowingly):
  * code without frame pointers (Debian's glibc: chains stop inside libc),
  * arm64 and AArch32 leaf functions that keep the return address in lr
- * without a frame record (GCC's AArch64 default: the leaf's caller is
- * skipped, since lr cannot be told from a stale value; only AT_ENTRY
- * uses it), GCC Thumb code with locals (r7 does not point at a frame
- * record: flagged unreliable), the legacy APCS {fp, ip, lr, pc} frame,
+ * without a frame record (GCC's AArch64 default, clang's AArch32 one: the
+ * leaf's caller is skipped, since lr cannot be told from a stale value;
+ * only AT_ENTRY and the two top-frame shapes above use it), GCC Thumb code
+ * with locals (r7 does not point at a frame record: flagged unreliable,
+ * the walk stops), the legacy APCS {fp, ip, lr, pc} frame,
  * frames of the other instruction set in a mixed A32/Thumb stack (flagged),
  * segmented ia32 stacks (flat selectors assumed), and a prologue
  * interrupted between push and mov (x86: one caller skipped).

@@ -18,6 +18,10 @@
  *   walker takes lr and the chain is complete.
  * - GCC Thumb: r7 points below the locals, not at the record: the walk is
  *   flagged FSM_UW_RES_UNRELIABLE and does not find the chain.
+ * - A leaf without register pressure ("sink" dumps, A32SinkLeaf): GCC A32
+ *   complete through lr (flagged), clang skips the leaf's caller, GCC Thumb
+ *   stops after the leaf; no walk reports a frame that is not in the chain.
+ * Code (the call-site checks) is read only from executable segments.
  */
 #include <gtest/gtest.h>
 
