@@ -332,14 +332,15 @@ template <typename ReadCode>
 
 /* pick_layout() scores of a candidate record; the higher one wins. */
 inline constexpr u32 kScoreNone = 0;	/* rules fail, or ra neither 0 nor after a call */
-inline constexpr u32 kScoreEnd = 1;	/* ra == 0: the outermost frame */
+inline constexpr u32 kScoreEnd = 1;	/* ra == 0 and saved fp 0: the outermost frame */
 inline constexpr u32 kScoreCall = 2;	/* ra follows a call; the saved fp is implausible */
 inline constexpr u32 kScoreChain = 3;	/* ra follows a call; saved fp 0 or above fp */
 
 /*
  * pick_layout - kPickCallSite: read the frame as m.frame and as m.alt and
  * keep the one a call instruction vouches for. A candidate counts only if
- * its rules hold and its return address follows a call (or is 0: the end);
+ * its rules hold and its return address follows a call (or it is {0, 0}:
+ * the end; a lone 0 word is as likely a local);
  * among those, one whose saved fp is 0 or an aligned address above fp (the
  * chain can go on) beats one whose saved fp is not (its return address is
  * reported, then the chain ends). A return address that follows no call is
@@ -369,7 +370,7 @@ template <typename ReadWord, typename ReadCode>
 
 		if (stop[i] != kRecordOk)
 			score[i] = kScoreNone;
-		else if (rec[i].ra == 0)
+		else if (rec[i].ra == 0 && nfp == 0)
 			score[i] = kScoreEnd;
 		else if (!follows_call(rec[i].ra, read_code))
 			score[i] = kScoreNone;

@@ -490,6 +490,39 @@ TEST(UnwindUser, A32ThumbSyscallR12)
 	EXPECT_EQ(w.res.flags, (u32)(FSM_UW_RES_THUMB | FSM_UW_RES_UNRELIABLE));
 }
 
+TEST(UnwindUser, A32LeafThatSavedOnlyFp)
+{
+	/*
+	 * GCC -marm leaf "push {fp}; add fp, sp, #0" called by a GCC frame g
+	 * (fp -> saved lr, old fp at fp - 4), called by h. [fp + 4] is g's
+	 * lowest stack word: a local. It is not reported: 0 (not an end
+	 * marker without a saved fp of 0), a code address after no call, a
+	 * stack address. (Known limit, ustack.rst: a local that is a code
+	 * address right after a call instruction is taken for the frame
+	 * record's return address.)
+	 */
+	for (u64 local : { 0x0ull, 0x10abcull, 0xbeffe100ull }) {
+		SCOPED_TRACE(local);
+		FakeMem m;
+		const u64 sp = 0xbeffe000, g = 0xbeffe014, h = 0xbeffe034;
+		m.put32(sp, g);			/* push {fp} */
+		m.put32(sp + 4, local);
+		put_record(m, FSM_UW_MODE_A32_GCC, g, h, 0x10200);
+		put_record(m, FSM_UW_MODE_A32_GCC, h, 0, 0x10300);
+		for (u64 ra : { 0x10100, 0x10200, 0x10300 })
+			put_call(m, ra, kA32Bl);
+		auto w = walk(m, regs_of(FSM_UW_MODE_A32, 0x10050, sp, sp, 0x10100));
+		EXPECT_EQ(w.e, (V{ 0x10050, 0x10100, 0x10200, 0x10300 }));
+		EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+		EXPECT_EQ(w.res.flags, (u32)FSM_UW_RES_UNRELIABLE) << "lr: flagged";
+
+		/* lr after no call: the leaf is not recognised, nothing guessed. */
+		auto n = walk(m, regs_of(FSM_UW_MODE_A32, 0x10050, sp, sp, 0x10110));
+		EXPECT_EQ(n.e, (V{ 0x10050 }));
+		EXPECT_EQ(n.res.stop, (u32)FSM_UW_STOP_NO_CALL);
+	}
+}
+
 TEST(UnwindUser, A32FollowsCallEncodings)
 {
 	/* BL<c>, BLX imm, BLX Rm in A32; 32-bit BL/BLX and 16-bit BLX Rm in Thumb. */
