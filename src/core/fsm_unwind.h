@@ -180,7 +180,7 @@ typedef FSM_UW_BOOL (*fsm_uw_read_fn)(void *ctx, unsigned long long addr,
  * fsm_uw_walk - walk a user stack by frame pointers.
  * @regs:      the user registers and mode.
  * @read:      stack reader (see fsm_uw_read_fn), called at most 2 * @max
- *             times (4 * @max + 9 with FSM_UW_MODE_A32: two candidate
+ *             times (4 * @max + 13 with FSM_UW_MODE_A32: two candidate
  *             records per frame, more candidates at the top); @ctx is passed
  *             through.
  * @read_code: code reader for call-site checks (FSM_UW_MODE_A32 only),

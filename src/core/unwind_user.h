@@ -512,10 +512,12 @@ template <typename ReadWord, typename ReadCode>
  * walk - the generic frame-pointer walk.
  * @regs:      user registers and mode (fsm_uw_regs).
  * @read_word: stack reader, functor bool(u64 addr, u32 size, u64 &out);
- *             false = fault. Called at most 2 * max times (4 * max + 17 for
- *             kPickCallSite: two candidates per frame, more at the top).
+ *             false = fault. Called at most 2 * max times (4 * max + 13 for
+ *             kPickCallSite: two candidates (4 reads) per frame, at most 17
+ *             for the top one: a32_syscall_top()).
  * @read_code: code reader, the same shape, for call-site checks only
- *             (kPickCallSite), at most 2 * max + 9 times.
+ *             (kPickCallSite), at most 2 * max + 7 times (2 per frame, 9
+ *             for the top one).
  * @entries:   output array of @max entries: [0] = ip, then return addresses.
  * @res:       output; always filled (nr, stop, flags, mode).
  * Context: any in which the readers may run; never sleeps by itself.
