@@ -452,7 +452,10 @@ template <typename ReadWord, typename ReadCode>
  *   syscall(), 14 more  push {r4, ..., r7}: r7 higher up, lr live
  *
  * Tried in this order, each return address only if it follows a call:
- *  1. a record at sp (either layout): __libc_do_syscall's;
+ *  1. a record at sp (either layout): __libc_do_syscall's; the next frame
+ *     is at its saved r7, or else at the first of r12 and r11 at which a
+ *     vouched record lies (an A32 caller of write(): glibc's frameless
+ *     __libc_write keeps r11);
  *  2. lr, the wrapper's caller; the frame after it is the first of [sp]
  *     (the pushed r7), r12 and r11 (the fp of an A32 caller, which Thumb
  *     code preserves) at which a vouched record lies; if none, the walk
@@ -460,7 +463,8 @@ template <typename ReadWord, typename ReadCode>
  *  3. r12, then r11, as the frame pointer.
  * @p.fp is set to the base of the record taken (the sp or register used);
  * *@next_is_reg: the next fp comes from a register, not from the record.
- * At most 17 stack reads and 9 code reads. The caller flags the frame.
+ * At most 17 stack reads and 9 code reads (1: 16 and 8). The caller flags
+ * the frame.
  */
 template <typename ReadWord, typename ReadCode>
 [[nodiscard]] inline u32 a32_syscall_top(const ModeDesc &m, const fsm_uw_regs &regs,
@@ -472,11 +476,21 @@ template <typename ReadWord, typename ReadCode>
 	const u64 lr = regs.lr & amask;
 	bool tie;
 
-	/* 1. A record at sp. */
+	/* 1. A record at sp; its saved r7 is the caller's fp unless r12/r11 is. */
 	p.fp = p.sp;
 	if (pick_layout(m, p, ws, amask, read_word, read_code, 0, layout, r, tie) ==
-	    kRecordOk && r.ra)
+	    kRecordOk && r.ra) {
+		if (vouched_at(m, r.next_fp, r.cfa, ws, amask, read_word, read_code))
+			return kRecordOk;
+		for (u64 fp : alt) {
+			if (vouched_at(m, fp, r.cfa, ws, amask, read_word, read_code)) {
+				r.next_fp = fp;
+				next_is_reg = true;
+				break;
+			}
+		}
 		return kRecordOk;
+	}
 	/* 2. lr, then the caller's frame pointer. */
 	if (p.sp <= amask - ws && follows_call(lr, read_code)) {
 		u64 pushed = 0;

@@ -18,7 +18,8 @@
  * and GCC -mthumb "push {r7}; add r7, sp, #0". xc_sink_leaf saves pc, sp,
  * the frame pointers and lr; its caller copies the stack right after it
  * returns (nothing runs below the caller's sp in between, so the stack is
- * the leaf's).
+ * the leaf's). With "getpid" or "write": main -> xc_f1 -> xc_f2 -> xc_f3 ->
+ * xc_capture_sys -> glibc's wrapper, stopped at its svc (run_svc.sh).
  *
  * The capture functions read pc, sp, the frame pointer (x29; A32 r11;
  * Thumb r7, both are stored) and lr with inline assembly, then copy the
@@ -30,6 +31,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "xc_dump.h"
 
@@ -194,9 +196,32 @@ __attribute__((noinline)) void xc_capture_sink(int v)
 	xc_sink(v);
 }
 
+/*
+ * A real syscall through glibc (Debian's armhf glibc is Thumb: getpid() is
+ * an inline wrapper, "push {r7}; mov.w r7, #20; svc 0"; write() goes
+ * through __libc_do_syscall, "push {r7, lr}; mov r7, ip; svc 0"). Once the
+ * wrapper returned, nothing ran below our sp: the bytes there are its
+ * stack at the svc.
+ */
+__attribute__((noinline)) void xc_capture_sys(int which)
+{
+	uintptr_t sp_;
+
+	if (which == XC_MODE_SYS_GETPID)
+		xc_sunk = (int)getpid();
+	else
+		xc_sunk = (int)write(-1, xc_stack, 0);
+	__asm__ volatile("mov %0, sp" : "=r"(sp_));
+	xc_hdr.sp = sp_ - XC_SYS_BELOW;
+	xc_copy_stack();
+	xc_sink(which);
+}
+
 __attribute__((noinline)) void xc_f3(int leaf, int v)
 {
-	if (leaf == XC_MODE_SINK)
+	if (leaf == XC_MODE_SYS_GETPID || leaf == XC_MODE_SYS_WRITE)
+		xc_capture_sys(leaf);
+	else if (leaf == XC_MODE_SINK)
 		xc_capture_sink(v + 3);
 	else if (leaf)
 		xc_capture_leaf(v + 3);
@@ -221,11 +246,13 @@ int main(int argc, char **argv)
 {
 	int leaf = argc < 3 ? XC_MODE_CHAIN :
 		   !strcmp(argv[2], "leaf") ? XC_MODE_LEAF :
-		   !strcmp(argv[2], "sink") ? XC_MODE_SINK : -1;
+		   !strcmp(argv[2], "sink") ? XC_MODE_SINK :
+		   !strcmp(argv[2], "getpid") ? XC_MODE_SYS_GETPID :
+		   !strcmp(argv[2], "write") ? XC_MODE_SYS_WRITE : -1;
 	FILE *f;
 
 	if (argc < 2 || leaf < 0) {
-		fprintf(stderr, "usage: %s DUMP [leaf|sink]\n", argv[0]);
+		fprintf(stderr, "usage: %s DUMP [leaf|sink|getpid|write]\n", argv[0]);
 		return 2;
 	}
 	xc_f1(leaf, argc);
