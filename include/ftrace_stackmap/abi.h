@@ -196,7 +196,10 @@ struct fsmb_uentry {
 	__le32 ustack_id;
 	__le32 nr;		/* frame pairs that follow */
 	__le32 hits;		/* lookups that found this stack (saturated) */
-	__le16 flags;		/* FSM_USF_IA32, FSM_USF_TRUNCATED */
+	/* FSM_USF_IA32 (ia32, or AArch32 on arm64), FSM_USF_TRUNCATED,
+	 * FSM_USF_UNRELIABLE (ustack_abi.h); part of the dedup key
+	 */
+	__le16 flags;
 	__u8 stop;		/* where the walk ended (user_stack "stop") */
 	__u8 reserved;		/* 0 */
 	/* address-space key: a keyed hash (never a pointer), equal for the

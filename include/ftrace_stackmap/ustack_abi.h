@@ -73,9 +73,11 @@
 #define FSM_USF_NEW		0x20
 #define FSM_USF_RESET		0x40
 /*
- * AArch32: frames past the first may be wrong or missing (a walk started in
- * Thumb state, an A32/Thumb switch, or an ambiguous frame layout; see
- * FSM_UW_RES_UNRELIABLE and Documentation/ustack.rst).
+ * AArch32: frames past the first may be wrong or missing: the walk started
+ * in Thumb state, or a frame was reported that was found after an
+ * A32/Thumb switch, an ambiguous frame layout, or through lr (a leaf, a
+ * syscall wrapper); see FSM_UW_RES_UNRELIABLE and Documentation/ustack.rst.
+ * stack_map prints "unreliable". Part of the dedup key.
  */
 #define FSM_USF_UNRELIABLE	0x80
 

@@ -19,6 +19,9 @@ plus the checks of ustack_dedup.sh. Prints "ok - LABEL: what" or
   fsmb.py mapchain LABEL MAP PROG ID    stack_map's ustack ID resolves to
                                         the chain (addr2line)
   fsmb.py idof LABEL TRACE PID          prints "gen id" of PID's syscall chain
+  fsmb.py headers LABEL                 the stack_map header parser reads
+                                        every flag word (ia32, aarch32,
+                                        truncated, unreliable)
 """
 import re
 import struct
@@ -34,6 +37,10 @@ FILE = struct.Struct("<QIHBB")
 OFF_MASK = (1 << 56) - 1
 UFR_ANON, UFR_VDSO, UFR_NOVMA, UFR_SPECIAL = 1 << 56, 1 << 57, 1 << 58, 1 << 59
 USF_IA32, USF_LATE, USF_TRUNC = 0x1, 0x2, 0x4
+USF_UNRELIABLE = 0x80
+# stack_map's name of a compat (USF_IA32) stack: FSM_UST_ARCH_COMPAT_NAME on
+# x86-64 and arm64 kernels (src/kernel/ustack_arch.h)
+COMPAT_NAMES = ("ia32", "aarch32")
 # header flags (FSMB_F_*); HIDDEN: kernel ips and ref_symbol_addr are 0
 F_KERNEL, F_PARTIAL, F_USER, F_HIDDEN = 0x1, 0x2, 0x4, 0x8
 USF_INLINE, USF_FALLBACK, USF_NEW, USF_RESET = 0x8, 0x10, 0x20, 0x40
@@ -151,6 +158,35 @@ def read_bin(path):
 
 # ---- stack_map text ----
 
+def header_flags(text):
+    """The flag words after "stop N" in a ustack_id line (", aarch32,
+    truncated, unreliable"): (compat, truncated, unreliable)."""
+    words = [w.strip() for w in text.split(",") if w.strip()]
+    unknown = [w for w in words
+               if w not in COMPAT_NAMES + ("truncated", "unreliable")]
+    if unknown:
+        raise Bad("unknown ustack_id header words %s" % unknown)
+    return (any(w in COMPAT_NAMES for w in words), "truncated" in words,
+            "unreliable" in words)
+
+
+def cmd_headers(c):
+    """header_flags() on the lines stack_map prints on x86-64 and arm64."""
+    cases = [("", (False, False, False)),
+             (", ia32", (True, False, False)),
+             (", aarch32", (True, False, False)),
+             (", aarch32, unreliable", (True, False, True)),
+             (", ia32, truncated", (True, True, False)),
+             (", truncated, unreliable", (False, True, True))]
+    for text, want in cases:
+        c.eq("ustack_id header %r" % text, header_flags(text), want)
+    try:
+        header_flags(", thumb")
+        c.ok("unknown header word refused", False, "accepted")
+    except Bad:
+        c.ok("unknown header word refused", True)
+
+
 def read_map(path):
     """User stacks and files of stack_map: ({id: dict}, {fid: (path, bid)},
     number of kernel stacks)."""
@@ -165,9 +201,11 @@ def read_map(path):
                          r"stop (\d+)(.*)\]$", line)
             if not m:
                 raise Bad("bad line %r" % line)
+            compat, trunc, unrel = header_flags(m.group(6))
             cur = dict(hits=int(m.group(2)), depth=int(m.group(3)),
                        mm=int(m.group(4), 16), stop=int(m.group(5)),
-                       ia32="ia32" in m.group(6), frames=[])
+                       compat=compat, truncated=trunc, unreliable=unrel,
+                       frames=[])
             ust[int(m.group(1))] = cur
         elif line.startswith("file "):
             _, fid, bid, p = line.split(" ", 3)
@@ -317,9 +355,11 @@ def cmd_binmap(c, binf, mapf, statf):
         want = [frame_text(fid, w, files) for fid, w in u["frames"]]
         if (t["frames"] != want or t["mm"] != u["mm"] or t["stop"] != u["stop"]
                 or t["depth"] != len(u["frames"])
-                or t["ia32"] != bool(u["flags"] & USF_IA32)):
+                or t["compat"] != bool(u["flags"] & USF_IA32)
+                or t["truncated"] != bool(u["flags"] & USF_TRUNC)
+                or t["unreliable"] != bool(u["flags"] & USF_UNRELIABLE)):
             bad.append(uid)
-    c.ok("every user stack: text frames/mm/stop = binary", not bad,
+    c.ok("every user stack: text frames/mm/stop/flags = binary", not bad,
          "differ: %s, e.g. %s vs %s" % (bad[:5], bad and us[bad[0]],
                                         bad and tust[bad[0]]))
     unres = sum(1 for u in us.values() for fid, w in u["frames"]
@@ -447,6 +487,8 @@ def main(argv):
                       "reinline" in rest)
         elif cmd == "mapchain":
             cmd_mapchain(c, argv[3], argv[4], int(argv[5]))
+        elif cmd == "headers":
+            cmd_headers(c)
         elif cmd == "idof":
             recs, fmaps = read_trace(argv[3])
             resolve(recs, fmaps)

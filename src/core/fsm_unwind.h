@@ -93,6 +93,14 @@ enum fsm_uw_mode {
  * a walk is a best effort: the result gets FSM_UW_RES_UNRELIABLE.
  */
 #define FSM_UW_REGS_THUMB	0x2u
+/*
+ * AArch32 in Thumb state at a syscall (arm64: syscallno >= 0): r7 holds the
+ * syscall number (EABI), not a frame pointer, so fp is ignored. The walker
+ * looks for the caller's frame where Debian's Thumb glibc leaves it
+ * (fsm_uw_regs.alt_fp: r12, r11; unwind_user.h, a32_syscall_top()).
+ * Only with FSM_UW_REGS_THUMB and FSM_UW_MODE_A32.
+ */
+#define FSM_UW_REGS_SYSCALL	0x4u
 
 /* User registers of the interrupted task, as the caller read them. */
 struct fsm_uw_regs {
@@ -108,6 +116,11 @@ struct fsm_uw_regs {
 	unsigned long long pac_mask;
 	unsigned int mode;		/* enum fsm_uw_mode */
 	unsigned int flags;		/* FSM_UW_REGS_* */
+	/*
+	 * FSM_UW_REGS_SYSCALL: r12 and r11, tried in this order as the frame
+	 * pointer of the syscall wrapper's caller. Ignored otherwise.
+	 */
+	unsigned long long alt_fp[2];
 };
 
 /* Why a walk stopped. Names: fsm_uw_stop_name(). */
@@ -121,8 +134,8 @@ enum fsm_uw_stop {
 	FSM_UW_STOP_DEPTH,		/* the entries array is full and one more frame was valid */
 	FSM_UW_STOP_ABORTED,		/* not walked: the caller completed with an empty stack */
 	FSM_UW_STOP_INVALID,		/* bad arguments (mode, NULL array) */
-	FSM_UW_STOP_NO_CALL,		/* FSM_UW_MODE_A32, walk already unreliable: the next
-					 * return address follows no call instruction */
+	FSM_UW_STOP_NO_CALL,		/* FSM_UW_MODE_A32: no return address that follows a
+					 * call instruction in the next frame */
 	FSM_UW_NR_STOPS
 };
 
@@ -131,11 +144,13 @@ enum fsm_uw_stop {
 #define FSM_UW_RES_AT_ENTRY	0x2u	/* the function-entry rule was used for the top frame */
 #define FSM_UW_RES_LATE		0x4u	/* cache: the walked regs differ from the first requester's */
 /*
- * AArch32: frames past entry 0 may be wrong or missing: the walk started in
- * Thumb state (FSM_UW_REGS_THUMB), the chain switched between A32 and Thumb
- * code (the caller's frame pointer is another register: its frames are
- * skipped), or FSM_UW_MODE_A32 could not tell the two layouts apart and
- * kept the previous frame's.
+ * AArch32: frames past entry 0 may be wrong or missing. Set when the walk
+ * started in Thumb state (FSM_UW_REGS_THUMB: r7 may not be a frame pointer),
+ * and when a frame is reported that was found after a return address
+ * switched between A32 and Thumb (the caller's frame pointer is another
+ * register), after both layouts of FSM_UW_MODE_A32 fitted a frame equally,
+ * or through lr at the top (a leaf, a syscall wrapper). A switch or a tie
+ * with no frame reported after it does not set it.
  */
 #define FSM_UW_RES_UNRELIABLE	0x8u
 
@@ -152,26 +167,37 @@ struct fsm_uw_result {
  * with FSM_UW_STOP_FAULT or FSM_UW_STOP_FIRST_FAULT). The kernel implements
  * it with copy_from_user_nofault() (any context) or __copy_from_user_inatomic
  * / copy_from_user (task context, may fault pages in).
+ *
+ * The code reader (FSM_UW_MODE_A32's call-site checks) has the same type:
+ * it reads the instruction before a candidate return address, which may be
+ * any value a wrong layout produced, so it must read only executable
+ * mappings, never a device (VM_IO/VM_PFNMAP) one; false = "no call".
  */
 typedef FSM_UW_BOOL (*fsm_uw_read_fn)(void *ctx, unsigned long long addr,
 				      unsigned int size, unsigned long long *val);
 
 /*
  * fsm_uw_walk - walk a user stack by frame pointers.
- * @regs:    the user registers and mode.
- * @read:    user memory reader (see fsm_uw_read_fn), called at most
- *           2 * @max times (6 * @max with FSM_UW_MODE_A32: two candidate
- *           records and their call instructions per frame); @ctx is passed
- *           through.
- * @entries: output, @max entries; entry 0 is regs->ip.
- * @res:     output: nr, stop reason, flags. Always filled.
- * Context: any in which @read may be called; the walker itself never sleeps,
- * allocates or takes a lock, and every loop is bounded by @max.
+ * @regs:      the user registers and mode.
+ * @read:      stack reader (see fsm_uw_read_fn), called at most 2 * @max
+ *             times (4 * @max + 13 with FSM_UW_MODE_A32: two candidate
+ *             records per frame, more candidates at the top); @ctx is passed
+ *             through.
+ * @read_code: code reader for call-site checks (FSM_UW_MODE_A32 only),
+ *             called at most 2 * @max + 7 times; NULL: code is never read,
+ *             no return address is vouched for and an A32 walk ends at its
+ *             first record (FSM_UW_STOP_NO_CALL).
+ * @entries:   output, @max entries; entry 0 is regs->ip.
+ * @res:       output: nr, stop reason, flags. Always filled.
+ * Context: any in which @read and @read_code may be called; the walker
+ * itself never sleeps, allocates or takes a lock, and every loop is bounded
+ * by @max.
  * Return: the number of entries written (res->nr).
  */
 unsigned int fsm_uw_walk(const struct fsm_uw_regs *regs, fsm_uw_read_fn read,
-			 void *ctx, unsigned long long *entries,
-			 unsigned int max, struct fsm_uw_result *res);
+			 fsm_uw_read_fn read_code, void *ctx,
+			 unsigned long long *entries, unsigned int max,
+			 struct fsm_uw_result *res);
 
 /* "end", "zero_fp", ...; "unknown" for out-of-range values. */
 const char *fsm_uw_stop_name(unsigned int stop);

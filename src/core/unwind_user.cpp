@@ -42,8 +42,8 @@ static_assert(sizeof(kModeNames) / sizeof(kModeNames[0]) == FSM_UW_NR_MODES,
 } /* namespace fsm::unwind */
 
 extern "C" unsigned int fsm_uw_walk(const struct fsm_uw_regs *regs,
-				    fsm_uw_read_fn read, void *ctx,
-				    unsigned long long *entries,
+				    fsm_uw_read_fn read, fsm_uw_read_fn read_code,
+				    void *ctx, unsigned long long *entries,
 				    unsigned int max, struct fsm_uw_result *res)
 {
 	using namespace fsm::unwind;
@@ -57,7 +57,8 @@ extern "C" unsigned int fsm_uw_walk(const struct fsm_uw_regs *regs,
 		res->stop = FSM_UW_STOP_INVALID;
 		return 0;
 	}
-	return walk(*regs, CReader{ read, ctx }, entries, max, *res);
+	return walk(*regs, CReader{ read, ctx }, CReader{ read_code, ctx }, entries, max,
+		    *res);
 }
 
 extern "C" const char *fsm_uw_stop_name(unsigned int stop)

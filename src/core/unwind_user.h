@@ -39,11 +39,23 @@
  *
  * The kernel cannot know which compiler built a task's code (a process
  * mixes libraries), so FSM_UW_MODE_A32 decides per frame: both records are
- * read and the one whose return address follows a call instruction (A32
- * BL/BLX; Thumb BL/BLX, 32- or 16-bit) and whose saved fp is 0 or above the
- * current one wins. A tie keeps the previous frame's layout and flags the
- * result FSM_UW_RES_UNRELIABLE, as do a walk that starts in Thumb state and
- * a return address that switches between A32 and Thumb.
+ * read, and only a return address that follows a call instruction (A32
+ * BL/BLX; Thumb BL/BLX, 32- or 16-bit; read through the separate code
+ * reader) is ever reported; between two such records the one whose saved
+ * fp is 0 or above the current one wins. Nothing vouched for ends the walk
+ * (FSM_UW_STOP_NO_CALL). FSM_UW_RES_UNRELIABLE: a walk that starts in
+ * Thumb state; a frame reported after a tie (the previous layout is kept),
+ * after a return address that switched between A32 and Thumb, or taken
+ * from lr at the top (below).
+ *
+ * Top frame (FSM_UW_MODE_A32, not AT_ENTRY):
+ *   GCC -marm leaf   push {fp}; add fp, sp, #0   fp -> the saved fp, ra in
+ *                    lr: leaf_record() takes lr if it follows a call and
+ *                    [fp] is a plausible fp (A32 state only: in Thumb code a
+ *                    stale lr and a local at [r7] could pass)
+ *   Thumb syscall    r7 = the syscall number (FSM_UW_REGS_SYSCALL): a
+ *                    record at sp, else lr, else r12 / r11
+ *                    (a32_syscall_top(), glibc's shapes)
  *
  * arm64: return addresses saved after `paciasp` carry a pointer
  * authentication code in their top bits; regs.pac_mask clears them. The
@@ -60,10 +72,11 @@
  * Not handled (the walk stops early, never reports garbage knowingly):
  * code without frame pointers (Debian's glibc: chains stop inside libc),
  * arm64 and AArch32 leaf functions that keep the return address in lr
- * without a frame record (GCC's AArch64 default: the leaf's caller is
- * skipped, since lr cannot be told from a stale value; only AT_ENTRY
- * uses it), GCC Thumb code with locals (r7 does not point at a frame
- * record: flagged unreliable), the legacy APCS {fp, ip, lr, pc} frame,
+ * without a frame record (GCC's AArch64 default, clang's AArch32 one: the
+ * leaf's caller is skipped, since lr cannot be told from a stale value;
+ * only AT_ENTRY and the two top-frame shapes above use it), GCC Thumb code
+ * with locals (r7 does not point at a frame record: flagged unreliable,
+ * the walk stops), the legacy APCS {fp, ip, lr, pc} frame,
  * frames of the other instruction set in a mixed A32/Thumb stack (flagged),
  * segmented ia32 stacks (flat selectors assumed), and a prologue
  * interrupted between push and mov (x86: one caller skipped).
@@ -292,15 +305,18 @@ template <typename ReadWord>
  * right after a call instruction? A32: BL<c>, BLX imm, BLX<c> Rm in the word
  * before. Thumb: a 32-bit BL/BLX imm (first halfword 11110..., second
  * 11.1.... / 11.0....) or a 16-bit BLX Rm (010001111....000) ending just
- * before it. One 4-byte read (little endian); a fault is "no".
+ * before it. One 4-byte read through @read_code, the code reader (the only
+ * code read of the walk: @ra may be any value a wrong layout produced, so
+ * the reader must refuse what is not executable; see fsm_uw_read_fn);
+ * little endian; a fault is "no".
  */
-template <typename ReadWord>
-[[nodiscard]] inline bool follows_call(u64 ra, ReadWord &read_word)
+template <typename ReadCode>
+[[nodiscard]] inline bool follows_call(u64 ra, ReadCode &read_code)
 {
 	const u64 a = ra & ~1ull;
 	u64 w;
 
-	if (a < 4 || (!(ra & 1) && (a & 3)) || !read_word(a - 4, 4, w))
+	if (a < 4 || (!(ra & 1) && (a & 3)) || !read_code(a - 4, 4, w))
 		return false;
 	if (ra & 1) {
 		const u64 hw1 = w & 0xffff, hw2 = (w >> 16) & 0xffff;
@@ -314,25 +330,34 @@ template <typename ReadWord>
 	       (w & 0x0ffffff0) == 0x012fff30;		/* BLX<c> Rm */
 }
 
+/* pick_layout() scores of a candidate record; the higher one wins. */
+inline constexpr u32 kScoreNone = 0;	/* rules fail, or ra neither 0 nor after a call */
+inline constexpr u32 kScoreEnd = 1;	/* ra == 0 and saved fp 0: the outermost frame */
+inline constexpr u32 kScoreCall = 2;	/* ra follows a call; the saved fp is implausible */
+inline constexpr u32 kScoreChain = 3;	/* ra follows a call; saved fp 0 or above fp */
+
 /*
  * pick_layout - kPickCallSite: read the frame as m.frame and as m.alt and
- * keep the more plausible one. Score per candidate: 0 if its rules fail or
- * its saved fp is neither 0 nor an aligned address above fp (the chain could
- * not go on), 1 otherwise, 2 if moreover its return address follows a call.
- * The higher score wins; a tie keeps @prefer (the previous frame's layout,
- * 0 = m.frame) and, unless both are 0, flags the result unreliable. Both 0:
- * @prefer's stop reason (or its record, which the next step rejects).
- * Once the walk is unreliable (Thumb start, an A32/Thumb switch, a tie:
- * r7 may point at locals), only a record whose return address follows a
- * call is taken: anything less ends the walk with FSM_UW_STOP_NO_CALL
- * rather than report a guess (a signal handler's return into the sigreturn
- * trampoline ends it too).
- * At most six reads. Return kRecordOk or a stop; *@chosen: 0 or 1.
+ * keep the one a call instruction vouches for. A candidate counts only if
+ * its rules hold and its return address follows a call (or it is {0, 0}:
+ * the end; a lone 0 word is as likely a local);
+ * among those, one whose saved fp is 0 or an aligned address above fp (the
+ * chain can go on) beats one whose saved fp is not (its return address is
+ * reported, then the chain ends). A return address that follows no call is
+ * never reported, whatever the other candidate: a GCC A32 leaf that saved
+ * only fp ("push {fp}; add fp, sp, #0") has a readable "frame record" at
+ * fp whose "return address" is a saved register or a local.
+ * An equal score keeps @prefer (the previous frame's layout, 0 = m.frame)
+ * and sets *@tie when both were vouched for (the caller flags the frame).
+ * At most four stack reads and two code reads. Return kRecordOk (*@r is
+ * the chosen record, r.ra == 0 for the end) or the stop: the preferred
+ * candidate's if neither record was readable under the rules, else
+ * FSM_UW_STOP_NO_CALL. *@chosen: 0 or 1.
  */
-template <typename ReadWord>
+template <typename ReadWord, typename ReadCode>
 [[nodiscard]] inline u32 pick_layout(const ModeDesc &m, const WalkPos &p, u64 ws,
-				     u64 amask, ReadWord &read_word, u32 prefer,
-				     u32 &chosen, Record &r, bool &unreliable)
+				     u64 amask, ReadWord &read_word, ReadCode &read_code,
+				     u32 prefer, u32 &chosen, Record &r, bool &tie)
 {
 	const FrameDesc *cand[2] = { &m.frame, &m.alt };
 	Record rec[2] = {};
@@ -343,38 +368,179 @@ template <typename ReadWord>
 		const u64 nfp = rec[i].next_fp;
 		const bool fp_ok = nfp == 0 || (nfp > p.fp && !(nfp & (ws - 1)));
 
-		score[i] = stop[i] != kRecordOk || !fp_ok ? 0 :
-			   follows_call(rec[i].ra, read_word) ? 2 : 1;
+		if (stop[i] != kRecordOk)
+			score[i] = kScoreNone;
+		else if (rec[i].ra == 0 && nfp == 0)
+			score[i] = kScoreEnd;
+		else if (!follows_call(rec[i].ra, read_code))
+			score[i] = kScoreNone;
+		else
+			score[i] = fp_ok ? kScoreChain : kScoreCall;
 	}
-	if (score[0] != score[1]) {
-		chosen = score[0] > score[1] ? 0 : 1;
-	} else {
-		chosen = prefer;
-		if (score[0])
-			unreliable = true;
-	}
+	chosen = score[0] != score[1] ? (score[1] > score[0] ? 1 : 0) : prefer;
+	tie = score[0] == score[1] && score[0] >= kScoreCall;
 	r = rec[chosen];
-	if (stop[chosen] != kRecordOk)
-		return stop[chosen];
-	/* Unreliable so far: take only what a call instruction vouches for. */
-	if (unreliable && score[chosen] < 2)
+	if (score[chosen] != kScoreNone)
+		return kRecordOk;
+	/* Nothing vouched for: never report a guess. */
+	if (stop[0] == kRecordOk || stop[1] == kRecordOk)
 		return FSM_UW_STOP_NO_CALL;
-	return kRecordOk;
+	return stop[prefer];
+}
+
+/*
+ * leaf_record - the top frame of an A32 leaf that saved fp and nothing
+ * else, "push {fp}; add fp, sp, #0" (GCC -marm when the leaf needs no
+ * callee-saved register): @base points at the saved fp, the return address
+ * is still in lr. Taken only if [@base] is a plausible fp (aligned, above
+ * @base) and @lr follows a call; the caller flags the frame unreliable.
+ * One stack read and one code read. Return true and fill *@r.
+ */
+template <typename ReadWord, typename ReadCode>
+[[nodiscard]] inline bool leaf_record(u64 base, u64 sp, u64 lr, u64 ws, u64 amask,
+				      ReadWord &read_word, ReadCode &read_code, Record &r)
+{
+	u64 nfp;
+
+	/* The saved fp lies at or above sp, word aligned, inside the address space. */
+	if (base == 0 || (base & (ws - 1)) || base < sp || base > amask - ws)
+		return false;
+	if (!read_word(base, (u32)ws, nfp))
+		return false;
+	nfp &= amask;
+	/* The caller's fp is higher up the stack (not a saved lr: GCC's layout). */
+	if (nfp <= base || (nfp & (ws - 1)))
+		return false;
+	lr &= amask;
+	if (!follows_call(lr, read_code))
+		return false;
+	r = { .cfa = base + ws, .ra = lr, .next_fp = nfp };
+	return true;
+}
+
+/*
+ * vouched_at - would a walk that reaches frame pointer @fp, with everything
+ * below @low already unwound, find a record there whose return address
+ * follows a call? At most four stack reads and two code reads.
+ */
+template <typename ReadWord, typename ReadCode>
+[[nodiscard]] inline bool vouched_at(const ModeDesc &m, u64 fp, u64 low, u64 ws, u64 amask,
+				     ReadWord &read_word, ReadCode &read_code)
+{
+	const WalkPos q = { .sp = low, .fp = fp, .prev_fp = 0, .fp_is_reg = true,
+			    .records = 1 };
+	Record r;
+	u32 layout;
+	bool tie;
+
+	if (fp == 0)
+		return false;
+	return pick_layout(m, q, ws, amask, read_word, read_code, 0, layout, r, tie) ==
+	       kRecordOk && r.ra != 0;
+}
+
+/*
+ * a32_syscall_top - the top frame of an AArch32 task in Thumb state at a
+ * syscall (FSM_UW_REGS_SYSCALL): r7 is the syscall number, not a frame
+ * pointer. Debian 12's Thumb glibc (2.36, libc6-armhf) enters the kernel in
+ * these shapes (its 140 "svc 0" sites, objdump of libc.so.6):
+ *
+ *   __libc_do_syscall   push {r7, lr}; mov r7, ip; svc 0   {r7, lr} at sp
+ *   inline wrappers     push {r7}; mov.w r7, #NR; svc 0     lr live, the
+ *   (__getpid, 125)                                       caller's r7 at [sp]
+ *   __vfork             mov ip, r7; push {r7}; ...; svc 0   r7 also in r12
+ *   syscall(), 14 more  push {r4, ..., r7}: r7 higher up, lr live
+ *
+ * Tried in this order, each return address only if it follows a call:
+ *  1. a record at sp (either layout): __libc_do_syscall's; the next frame
+ *     is at its saved r7, or else at the first of r12 and r11 at which a
+ *     vouched record lies (an A32 caller of write(): glibc's frameless
+ *     __libc_write keeps r11);
+ *  2. lr, the wrapper's caller; the frame after it is the first of [sp]
+ *     (the pushed r7), r12 and r11 (the fp of an A32 caller, which Thumb
+ *     code preserves) at which a vouched record lies; if none, the walk
+ *     ends after lr (*@after = FSM_UW_STOP_NO_CALL);
+ *  3. r12, then r11, as the frame pointer.
+ * @p.fp is set to the base of the record taken (the sp or register used);
+ * *@next_is_reg: the next fp comes from a register, not from the record.
+ * At most 17 stack reads and 9 code reads (1: 16 and 8). The caller flags
+ * the frame.
+ */
+template <typename ReadWord, typename ReadCode>
+[[nodiscard]] inline u32 a32_syscall_top(const ModeDesc &m, const fsm_uw_regs &regs,
+					 WalkPos &p, u64 ws, u64 amask, ReadWord &read_word,
+					 ReadCode &read_code, u32 &layout, Record &r,
+					 bool &next_is_reg, u32 &after)
+{
+	const u64 alt[2] = { regs.alt_fp[0] & amask, regs.alt_fp[1] & amask };
+	const u64 lr = regs.lr & amask;
+	bool tie;
+
+	/* 1. A record at sp; its saved r7 is the caller's fp unless r12/r11 is. */
+	p.fp = p.sp;
+	if (pick_layout(m, p, ws, amask, read_word, read_code, 0, layout, r, tie) ==
+	    kRecordOk && r.ra) {
+		if (vouched_at(m, r.next_fp, r.cfa, ws, amask, read_word, read_code))
+			return kRecordOk;
+		for (u64 fp : alt) {
+			if (vouched_at(m, fp, r.cfa, ws, amask, read_word, read_code)) {
+				r.next_fp = fp;
+				next_is_reg = true;
+				break;
+			}
+		}
+		return kRecordOk;
+	}
+	/* 2. lr, then the caller's frame pointer. */
+	if (p.sp <= amask - ws && follows_call(lr, read_code)) {
+		u64 pushed = 0;
+		const u64 low = p.sp + ws;	/* the wrapper pushed r7 at least */
+		const u64 fps[3] = { read_word(p.sp, (u32)ws, pushed) ? pushed & amask : 0,
+				     alt[0], alt[1] };
+
+		r = { .cfa = low, .ra = lr, .next_fp = 0 };
+		next_is_reg = true;
+		after = FSM_UW_STOP_NO_CALL;
+		for (u64 fp : fps) {
+			if (vouched_at(m, fp, low, ws, amask, read_word, read_code)) {
+				r.next_fp = fp;
+				after = kRecordOk;
+				break;
+			}
+		}
+		return kRecordOk;
+	}
+	/* 3. r12, r11. */
+	for (u64 fp : alt) {
+		if (fp == 0)
+			continue;
+		p.fp = fp;
+		if (pick_layout(m, p, ws, amask, read_word, read_code, 0, layout, r, tie) ==
+		    kRecordOk && r.ra)
+			return kRecordOk;
+	}
+	return FSM_UW_STOP_NO_CALL;
 }
 
 /*
  * walk - the generic frame-pointer walk.
  * @regs:      user registers and mode (fsm_uw_regs).
- * @read_word: functor bool(u64 addr, u32 size, u64 &out); false = fault.
- *             Called at most 2 * max times (6 * max for kPickCallSite).
+ * @read_word: stack reader, functor bool(u64 addr, u32 size, u64 &out);
+ *             false = fault. Called at most 2 * max times (4 * max + 13 for
+ *             kPickCallSite: two candidates (4 reads) per frame, at most 17
+ *             for the top one: a32_syscall_top()).
+ * @read_code: code reader, the same shape, for call-site checks only
+ *             (kPickCallSite), at most 2 * max + 7 times (2 per frame, 9
+ *             for the top one).
  * @entries:   output array of @max entries: [0] = ip, then return addresses.
  * @res:       output; always filled (nr, stop, flags, mode).
- * Context: any in which @read_word may run; never sleeps by itself.
+ * Context: any in which the readers may run; never sleeps by itself.
  * Return: res.nr.
  */
-template <typename ReadWord>
+template <typename ReadWord, typename ReadCode>
 [[nodiscard]] inline u32 walk(const fsm_uw_regs &regs, ReadWord &&read_word,
-			      u64 *entries, u32 max, fsm_uw_result &res)
+			      ReadCode &&read_code, u64 *entries, u32 max,
+			      fsm_uw_result &res)
 {
 	const ModeDesc *m = mode_desc(regs.mode);
 
@@ -392,25 +558,33 @@ template <typename ReadWord>
 		      .fp_is_reg = true, .records = 0 };
 	const FrameDesc *f = &m->frame;
 	u32 layout = 0;			/* kPickCallSite: 0 = m->frame, 1 = m->alt */
+	/* Frames found from here on may be wrong: each one reported is flagged. */
 	bool unreliable = false;
 	/* AArch32: the instruction set of the code being unwound (bit 0 of its pc). */
 	bool thumb = (m->fixup & kFixThumb) && (regs.flags & FSM_UW_REGS_THUMB);
+	/* AArch32 top frame: a leaf's lr, or a Thumb syscall's own rules. */
+	const bool a32_top = m->pick == kPickCallSite && !(regs.flags & FSM_UW_REGS_AT_ENTRY);
+	const bool syscall_top = a32_top && thumb && (regs.flags & FSM_UW_REGS_SYSCALL);
 
 	if (regs.flags & FSM_UW_REGS_AT_ENTRY) {
 		f = &m->entry;
 		res.flags |= FSM_UW_RES_AT_ENTRY;
 	}
 	/* Thumb: r7 is a frame pointer for clang, not for GCC (see the top). */
-	if (thumb)
+	if (thumb) {
 		unreliable = true;
+		res.flags |= FSM_UW_RES_UNRELIABLE;
+	}
 
 	/* Entry 0 is where the task was interrupted, not a return address. */
 	entries[res.nr++] = regs.ip & amask;
 
-	for (;;) {
+	for (bool top = true;; top = false) {
 		Record r = { .cfa = p.sp, .ra = 0, .next_fp = p.fp };
 		/* Flags of this frame: committed to res only if it is reported. */
 		bool frame_unreliable = unreliable;
+		bool next_is_reg = false;	/* the next fp is a register value */
+		u32 after = kRecordOk;		/* stop once this frame is reported */
 
 		if (f->flags & kRaInLr) {
 			/* Function entry on arm: the return address is still in lr. */
@@ -418,32 +592,42 @@ template <typename ReadWord>
 		} else {
 			u32 stop;
 
-			if (m->pick == kPickCallSite && f == &m->frame) {
-				stop = pick_layout(*m, p, ws, amask, read_word, layout,
-						   layout, r, frame_unreliable);
+			if (top && syscall_top) {
+				stop = a32_syscall_top(*m, regs, p, ws, amask, read_word,
+						       read_code, layout, r, next_is_reg,
+						       after);
 				f = layout ? &m->alt : &m->frame;
+			} else if (m->pick == kPickCallSite) {
+				bool tie;
+
+				stop = pick_layout(*m, p, ws, amask, read_word, read_code,
+						   layout, layout, r, tie);
+				f = layout ? &m->alt : &m->frame;
+				/* Both layouts vouched for: which one is a guess. */
+				if (tie)
+					frame_unreliable = true;
+				/* A32 top frame, no record vouched for: a leaf? (lr, flagged) */
+				if (stop != kRecordOk && top && a32_top && !thumb &&
+				    leaf_record(p.fp, p.sp, regs.lr, ws, amask, read_word,
+						read_code, r)) {
+					stop = kRecordOk;
+					frame_unreliable = true;
+				}
 			} else {
 				stop = read_record(*f, p, ws, amask, read_word, r);
 			}
-			/* A walk that ends on an ambiguous frame is flagged too. */
-			if (stop != kRecordOk) {
-				if (frame_unreliable)
-					res.flags |= FSM_UW_RES_UNRELIABLE;
+			if (stop != kRecordOk)
 				return walk_stop(res, stop);
-			}
 			p.records++;
 		}
 
 		if (m->fixup & kFixPac)
 			r.ra &= ~regs.pac_mask;
 		const bool ra_thumb = (m->fixup & kFixThumb) && (r.ra & 1);
-
 		/* Switching instruction set switches the fp register (r11/r7). */
-		if ((m->fixup & kFixThumb) && r.ra && ra_thumb != thumb)
-			frame_unreliable = true;
+		const bool switched = (m->fixup & kFixThumb) && r.ra && ra_thumb != thumb;
+
 		r.ra &= ~(u64)ra_thumb;
-		if (unreliable)
-			res.flags |= FSM_UW_RES_UNRELIABLE;
 		/* A zero return address marks the outermost frame. */
 		if (r.ra == 0)
 			return walk_stop(res, FSM_UW_STOP_END);
@@ -451,24 +635,30 @@ template <typename ReadWord>
 		if (res.nr >= max)
 			return walk_stop(res, FSM_UW_STOP_DEPTH);
 		entries[res.nr++] = r.ra;
-		thumb = ra_thumb;
-		unreliable = frame_unreliable;
 		if (ra_thumb)
 			res.flags |= FSM_UW_RES_THUMB;
-		if (unreliable)
+		if (frame_unreliable)
 			res.flags |= FSM_UW_RES_UNRELIABLE;
+		/* The switch's own return address is sound; the frames after it are not. */
+		unreliable = frame_unreliable || switched;
+		thumb = ra_thumb;
 
 		p.sp = r.cfa;
-		if (f->fp_off) {
+		if (next_is_reg) {
+			p.fp = r.next_fp;
+			p.fp_is_reg = true;
+		} else if (f->fp_off) {
 			p.prev_fp = p.fp;
 			p.fp = r.next_fp;
 			p.fp_is_reg = false;
 		}
+		if (after != kRecordOk)
+			return walk_stop(res, after);
 		f = &m->frame;
 	}
 }
 
-/* Adapter from the C read callback to the functor form. */
+/* Adapter from a C read callback to the functor form; fn NULL: every read fails. */
 struct CReader {
 	fsm_uw_read_fn fn;
 	void *ctx;
@@ -476,7 +666,7 @@ struct CReader {
 	bool operator()(u64 addr, u32 size, u64 &out) const
 	{
 		out = 0;
-		return fn(ctx, addr, size, &out);
+		return fn && fn(ctx, addr, size, &out);
 	}
 };
 

@@ -9,6 +9,10 @@
  *            FSM_UW_MODE_IA32 (flat segments checked by the caller).
  *   arm64    compat_user_mode(): FSM_UW_MODE_A32 with fp = r11, or r7 and
  *            FSM_UW_REGS_THUMB in Thumb state (PSR_AA32_T_BIT), lr = r14;
+ *            in Thumb state at a syscall (in_syscall(): every EL0 entry
+ *            sets syscallno to NO_SYSCALL, el0_svc to the number) r7 is the
+ *            syscall number (EABI), so FSM_UW_REGS_SYSCALL and r12, r11 as
+ *            the other candidates (unwind_user.h, a32_syscall_top());
  *            else FSM_UW_MODE_ARM64 with fp = x29, lr = x30 and the
  *            pointer-authentication mask.
  *
@@ -79,6 +83,12 @@ static inline void fsm_ust_arch_regs(const struct pt_regs *regs,
 		if (compat_thumb_mode(regs)) {
 			u->fp = regs->regs[7];
 			u->flags |= FSM_UW_REGS_THUMB;
+			if (in_syscall(regs)) {
+				/* r7 = syscall number: r12, r11 instead */
+				u->flags |= FSM_UW_REGS_SYSCALL;
+				u->alt_fp[0] = regs->regs[12];
+				u->alt_fp[1] = regs->compat_fp;
+			}
 		} else {
 			u->fp = regs->compat_fp;
 		}

@@ -5,7 +5,9 @@
  *
  * fsm_ust_walk() runs once per kernel entry, in the walk task work
  * (ustack_work.c), through fsm_uwc_complete(): frame pointers with
- * copy_from_user_nofault() reads (no lock held), then mmap_read_lock() to
+ * copy_from_user_nofault() reads (no lock held; AArch32 call-site checks
+ * read code under mmap_read_lock(), fsm_ust_read_code()), then
+ * mmap_read_lock() to
  * turn each address into (file, offset, flags), then, with the lock
  * dropped, file ids (fileid.c). The result is the slot's user map key
  * (ustack.h, FSM_UKEY_*): the address-space key (fsm_ust_mm_key()), a meta
@@ -47,6 +49,39 @@ static bool fsm_ust_read(void *ctx, unsigned long long addr, unsigned int size,
 	return true;
 }
 
+/* fsm_uw_walk()'s context: the code reader's lock state. */
+struct fsm_ust_read_ctx {
+	struct mm_struct *mm;
+	bool locked;
+};
+
+/*
+ * Code reads (the AArch32 call-site checks, fsm_unwind.h): @addr comes
+ * from a candidate return address, any value a wrong frame layout
+ * produced, so read only an executable mapping that is not a device one
+ * (VM_IO, VM_PFNMAP: UIO, VFIO, DRM registers, where a read may have side
+ * effects). The mmap lock is taken at the first code read and held until
+ * the walk ends (fsm_ust_walk()), so the vma cannot change between the
+ * check and the read; the read stays nofault (a fault with page faults
+ * disabled never takes the mmap lock; a page not present is "no call").
+ * x86 walks never call it. Context: the walk task work, may sleep.
+ */
+static bool fsm_ust_read_code(void *ctx, unsigned long long addr,
+			      unsigned int size, unsigned long long *val)
+{
+	struct fsm_ust_read_ctx *c = ctx;
+	struct vm_area_struct *vma;
+
+	if (!c->locked) {
+		mmap_read_lock(c->mm);
+		c->locked = true;
+	}
+	vma = vma_lookup(c->mm, addr);
+	if (!vma || !(vma->vm_flags & VM_EXEC) ||
+	    (vma->vm_flags & (VM_IO | VM_PFNMAP)) || addr + size > vma->vm_end)
+		return false;
+	return fsm_ust_read(NULL, addr, size, val);
+}
 
 
 /*
@@ -141,6 +176,7 @@ unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
 	struct fsm_ust_slot *slot = c->slot;
 	struct task_struct *t = current;
 	struct pt_regs *regs = c->regs;
+	struct fsm_ust_read_ctx rc = { .mm = t->mm, .locked = false };
 	struct fsm_uw_regs u;
 	unsigned int nr;
 
@@ -160,7 +196,10 @@ unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
 	}
 	atomic64_inc(&fsm_ust_walks);
 	slot->words[FSM_UKEY_MM] = fsm_ust_mm_key(t);
-	nr = fsm_uw_walk(&u, fsm_ust_read, NULL, entries, max, res);
+	nr = fsm_uw_walk(&u, fsm_ust_read, fsm_ust_read_code, &rc, entries, max,
+			 res);
+	if (rc.locked)
+		mmap_read_unlock(rc.mm);
 	slot->stop = res->stop;
 	slot->reason = res->stop == FSM_UW_STOP_FIRST_FAULT ?
 		       FSM_URS_FIRST_FAULT : FSM_URS_WALKED;

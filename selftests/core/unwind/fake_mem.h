@@ -36,9 +36,19 @@ public:
 			bytes_.erase(addr + i);
 	}
 
+	/* Count reads that touch [lo, hi) ("a device mapping"). */
+	void watch(u64 lo, u64 hi)
+	{
+		watch_lo_ = lo;
+		watch_hi_ = hi;
+	}
+	u64 watched_reads() const { return watched_; }
+
 	bool read(u64 addr, u32 size, u64 &out) const
 	{
 		reads_++;
+		if (addr < watch_hi_ && addr + size > watch_lo_)
+			watched_++;
 		if (size != 4 && size != 8)
 			return false;
 		u64 v = 0;
@@ -52,13 +62,37 @@ public:
 		return true;
 	}
 
-	/* Functor for fsm::unwind::walk(). */
+	/*
+	 * Code: bytes marked executable (what the kernel's code reader allows:
+	 * VM_EXEC, not VM_IO/VM_PFNMAP). The code reader reads only those.
+	 */
+	void put_code32(u64 addr, u64 val)
+	{
+		put32(addr, val);
+		for (u32 i = 0; i < 4; i++)
+			code_[addr + i] = true;
+	}
+
+	bool read_code(u64 addr, u32 size, u64 &out) const
+	{
+		code_reads_++;
+		for (u32 i = 0; i < size; i++)
+			if (!code_.count(addr + i))
+				return false;
+		return read(addr, size, out);
+	}
+
+	/* Functors for fsm::unwind::walk(): stack (any mapped byte) and code. */
 	auto reader() const
 	{
 		return [this](u64 addr, u32 size, u64 &out) { return read(addr, size, out); };
 	}
+	auto code_reader() const
+	{
+		return [this](u64 addr, u32 size, u64 &out) { return read_code(addr, size, out); };
+	}
 
-	/* C callback for fsm_uw_walk(). */
+	/* C callbacks for fsm_uw_walk(). */
 	static bool c_read(void *ctx, unsigned long long addr, unsigned int size,
 			   unsigned long long *val)
 	{
@@ -68,12 +102,26 @@ public:
 			*val = v;
 		return ok;
 	}
+	static bool c_read_code(void *ctx, unsigned long long addr, unsigned int size,
+				unsigned long long *val)
+	{
+		u64 v = 0;
+		bool ok = static_cast<const FakeMem *>(ctx)->read_code(addr, size, v);
+		if (ok)
+			*val = v;
+		return ok;
+	}
 
+	/* All reads (stack and code; a code read counts once more as a stack read). */
 	u64 reads() const { return reads_; }
+	u64 code_reads() const { return code_reads_; }
 
 private:
 	std::map<u64, uint8_t> bytes_;
-	mutable u64 reads_ = 0;
+	std::map<u64, bool> code_;
+	mutable u64 reads_ = 0, code_reads_ = 0;
+	u64 watch_lo_ = 0, watch_hi_ = 0;
+	mutable u64 watched_ = 0;
 };
 
 /*

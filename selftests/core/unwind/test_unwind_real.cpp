@@ -54,6 +54,13 @@ bool read_self(u64 addr, u32 size, u64 &out)
 	return true;
 }
 
+/* x86-64 and arm64 never read code (only AArch32 checks call sites). */
+bool no_code(u64, u32, u64 &)
+{
+	ADD_FAILURE() << "code read outside AArch32";
+	return false;
+}
+
 bool read_self_c(void *, unsigned long long addr, unsigned int size,
 		 unsigned long long *val)
 {
@@ -125,9 +132,9 @@ extern "C" __attribute__((noinline)) u32 uw_real_f6(Capture *c)
 	c->regs.pac_mask = 0;
 	c->regs.flags = 0;
 	if (c->use_c_api)
-		return fsm_uw_walk(&c->regs, read_self_c, nullptr, c->entries, c->max,
+		return fsm_uw_walk(&c->regs, read_self_c, nullptr, nullptr, c->entries, c->max,
 				   &c->res) + 1;
-	return fsm::unwind::walk(c->regs, read_self, c->entries, c->max, c->res) + 1;
+	return fsm::unwind::walk(c->regs, read_self, no_code, c->entries, c->max, c->res) + 1;
 }
 
 #define UW_REAL_LINK(k, next)							\

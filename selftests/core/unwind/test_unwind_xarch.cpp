@@ -18,6 +18,10 @@
  *   walker takes lr and the chain is complete.
  * - GCC Thumb: r7 points below the locals, not at the record: the walk is
  *   flagged FSM_UW_RES_UNRELIABLE and does not find the chain.
+ * - A leaf without register pressure ("sink" dumps, A32SinkLeaf): GCC A32
+ *   complete through lr (flagged), clang skips the leaf's caller, GCC Thumb
+ *   stops after the leaf; no walk reports a frame that is not in the chain.
+ * Code (the call-site checks) is read only from executable segments.
  */
 #include <gtest/gtest.h>
 
@@ -26,6 +30,8 @@
 #include <libelf.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -47,6 +53,7 @@ using u32 = unsigned int;
 struct Segment {
 	u64 vaddr;
 	std::vector<unsigned char> bytes;	/* p_filesz bytes of the file */
+	bool exec;				/* PF_X */
 };
 
 struct Symbol {
@@ -85,7 +92,8 @@ struct Target {
 			GElf_Phdr ph;
 			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
 				continue;
-			Segment s{ ph.p_vaddr, std::vector<unsigned char>(ph.p_filesz) };
+			Segment s{ ph.p_vaddr, std::vector<unsigned char>(ph.p_filesz),
+				   (ph.p_flags & PF_X) != 0 };
 			if (pread(fd, s.bytes.data(), ph.p_filesz, (off_t)ph.p_offset) !=
 			    (ssize_t)ph.p_filesz)
 				return false;
@@ -155,6 +163,30 @@ struct Target {
 		return false;
 	}
 
+	/* The code reader: executable segments only (the kernel's: VM_EXEC). */
+	bool read_code(u64 addr, u32 size, u64 &out) const
+	{
+		for (const Segment &s : segs) {
+			if (!s.exec || addr < s.vaddr || addr - s.vaddr > s.bytes.size() ||
+			    s.bytes.size() - (addr - s.vaddr) < size)
+				continue;
+			u64 v = 0;
+			memcpy(&v, s.bytes.data() + (addr - s.vaddr), size);
+			out = v;
+			return true;
+		}
+		return false;
+	}
+
+	/* Does a function called @name (any alias) contain @addr? */
+	bool in(u64 addr, const std::string &name) const
+	{
+		for (const Symbol &s : syms)
+			if (s.name == name && addr >= s.start && addr < s.start + s.size)
+				return true;
+		return false;
+	}
+
 	/* The function containing @addr, "?" if none. */
 	std::string sym(u64 addr) const
 	{
@@ -193,12 +225,13 @@ fsm_uw_regs regs_of(const Target &t, u64 pac_mask, u32 flags = 0)
 	return r;
 }
 
-Walk walk(const Target &t, const fsm_uw_regs &r)
+Walk walk(const Target &t, const fsm_uw_regs &r, u32 max = FSM_MAX_USER_DEPTH)
 {
 	Walk w;
 	u64 buf[FSM_MAX_USER_DEPTH];
 	u32 n = fsm::unwind::walk(r, [&](u64 a, u32 s, u64 &o) { return t.read(a, s, o); },
-				  buf, FSM_MAX_USER_DEPTH, w.res);
+				  [&](u64 a, u32 s, u64 &o) { return t.read_code(a, s, o); },
+				  buf, max, w.res);
 	for (u32 i = 0; i < n; i++) {
 		w.e.push_back(buf[i]);
 		w.names.push_back(t.sym(i ? buf[i] - 1 : buf[i]));
@@ -229,14 +262,119 @@ const std::vector<std::string> kChain = { "xc_capture", "xc_f3", "xc_f2", "xc_f1
 const std::vector<std::string> kLeafChain = { "xc_capture_leaf", "xc_f3", "xc_f2", "xc_f1",
 					      "main" };
 
-Target load(const std::string &prog, bool leaf)
+const std::vector<std::string> kSinkChain = { "xc_sink_leaf", "xc_capture_sink", "xc_f3",
+					      "xc_f2", "xc_f1", "main" };
+
+Target load(const std::string &prog, u32 mode)
 {
 	Target t;
 	const std::string dir = FSM_XC_DIR;
+	const char *ext = mode == XC_MODE_SINK ? ".sink.dump" :
+			  mode == XC_MODE_LEAF ? ".leaf.dump" :
+			  mode == XC_MODE_SYS_GETPID ? ".getpid.dump" :
+			  mode == XC_MODE_SYS_WRITE ? ".write.dump" : ".dump";
 
 	if (t.load_elf(dir + "/" + prog))
-		t.load_dump(dir + "/" + prog + (leaf ? ".leaf.dump" : ".dump"));
+		t.load_dump(dir + "/" + prog + ext);
 	return t;
+}
+
+/*
+ * Every frame @w reports is one of @chain's, in order, none twice: the walk
+ * may skip frames (and stop early) but never reports one that is not there.
+ */
+::testing::AssertionResult no_garbage(const Walk &w, const std::vector<std::string> &chain)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < w.names.size() && i < chain.size(); i++) {
+		while (j < chain.size() && chain[j] != w.names[i])
+			j++;
+		if (j == chain.size()) {
+			/* past the chain: glibc (no frame pointers) may follow main */
+			if (i > 0 && w.names[i - 1] == "main")
+				break;
+			return ::testing::AssertionFailure()
+			       << "entry " << i << " (" << w.names[i]
+			       << ") is not the next frame of the chain: " << describe(w);
+		}
+		j++;
+	}
+	return ::testing::AssertionSuccess();
+}
+
+/* One CPU state of qemu-user's "-d cpu" log (AArch32: R00..R15, PSR). */
+struct CpuState {
+	u64 r[16];
+	u32 psr;
+};
+
+std::vector<CpuState> read_cpu_log(const std::string &path)
+{
+	std::vector<CpuState> out;
+	std::ifstream in(path);
+	std::string line;
+	CpuState s{};
+	u32 seen = 0;
+
+	while (std::getline(in, line)) {
+		for (size_t i = 0; (i = line.find('R', i)) != std::string::npos; i++) {
+			unsigned n;
+			unsigned long v;
+
+			if (sscanf(line.c_str() + i, "R%2u=%8lx", &n, &v) == 2 && n < 16) {
+				s.r[n] = v;
+				seen |= 1u << n;
+			}
+		}
+		if (line.rfind("PSR=", 0) == 0) {
+			s.psr = (u32)strtoul(line.c_str() + 4, nullptr, 16);
+			if (seen == 0xffff)
+				out.push_back(s);
+			seen = 0;
+		}
+	}
+	return out;
+}
+
+/*
+ * The registers at the svc of syscall @nr (and r0 == @r0 unless ~0ull) as
+ * the kernel sees them after it: pc past the "svc 0" (Thumb 0xdf00).
+ */
+bool svc_regs(const Target &t, const std::vector<CpuState> &log, u64 nr, u64 r0,
+	      fsm_uw_regs &r)
+{
+	for (const CpuState &s : log) {
+		u64 insn;
+
+		if (!(s.psr & 0x20) || s.r[7] != nr || (r0 != ~0ull && s.r[0] != r0) ||
+		    !t.read_code(s.r[15], 2, insn) || insn != 0xdf00)
+			continue;
+		r = {};
+		r.ip = s.r[15] + 2;
+		r.sp = s.r[13];
+		r.fp = s.r[7];
+		r.lr = s.r[14];
+		r.alt_fp[0] = s.r[12];
+		r.alt_fp[1] = s.r[11];
+		r.mode = FSM_UW_MODE_A32;
+		r.flags = FSM_UW_REGS_THUMB | FSM_UW_REGS_SYSCALL;
+		return true;
+	}
+	return false;
+}
+
+/* Entry i of @w is in function want[i] (entry 0 as is, return addresses - 1). */
+::testing::AssertionResult funcs_are(const Target &t, const Walk &w,
+				     const std::vector<std::string> &want)
+{
+	if (w.e.size() < want.size())
+		return ::testing::AssertionFailure() << "too short: " << describe(w);
+	for (size_t i = 0; i < want.size(); i++)
+		if (!t.in(i ? w.e[i] - 1 : w.e[i], want[i]))
+			return ::testing::AssertionFailure()
+			       << "entry " << i << " is not in " << want[i] << ": " << describe(w);
+	return ::testing::AssertionSuccess();
 }
 
 #define LOAD(tgt, prog, is_leaf)				\
@@ -333,6 +471,94 @@ TEST(UnwindXarch, ThumbGccFlagged)
 	EXPECT_EQ(w.names, (std::vector<std::string>{ "xc_capture" })) << describe(w);
 	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_NO_CALL) << describe(w);
 	EXPECT_TRUE(w.res.flags & FSM_UW_RES_UNRELIABLE) << describe(w);
+}
+
+/*
+ * A leaf without register pressure (review item 1): GCC -marm gives it
+ * "push {fp}; add fp, sp, #0": fp points at the saved fp, [fp + 4] is the
+ * caller's stack (a local or a saved register), lr is not saved. Neither
+ * record layout may report [fp + 4] or [fp] as a frame; the leaf shape is
+ * recognised on the top frame and lr taken, because it follows a call
+ * (flagged). clang omits the frame of a leaf: fp is still the caller's, so
+ * the caller is skipped, as on AArch64. GCC Thumb ("push {r7}; add r7, sp,
+ * #0"): r7 is not trusted in Thumb state, the walk ends after the leaf.
+ */
+TEST(UnwindXarch, A32SinkLeaf)
+{
+	const std::vector<std::string> skip_caller = { "xc_sink_leaf", "xc_f3", "xc_f2",
+						       "xc_f1", "main" };
+	const struct {
+		const char *prog;
+		std::vector<std::string> want;
+		u32 flags;
+		u32 stop;	/* FSM_UW_NR_STOPS: not checked (glibc follows main) */
+	} cases[] = {
+		{ "xc_a32_gcc", kSinkChain, FSM_UW_RES_UNRELIABLE, FSM_UW_NR_STOPS },
+		{ "xc_a32_clang", skip_caller, 0, FSM_UW_NR_STOPS },
+		{ "xc_t32_clang", skip_caller, FSM_UW_RES_THUMB | FSM_UW_RES_UNRELIABLE,
+		  FSM_UW_NR_STOPS },
+		{ "xc_t32_gcc", { "xc_sink_leaf" }, FSM_UW_RES_UNRELIABLE, FSM_UW_STOP_NO_CALL },
+	};
+	for (const auto &c : cases) {
+		SCOPED_TRACE(c.prog);
+		LOAD(t, c.prog, XC_MODE_SINK);
+		Walk w = walk(t, regs_of(t, 0));
+		EXPECT_TRUE(no_garbage(w, kSinkChain));
+		EXPECT_EQ(head(w, c.want.size()), c.want) << describe(w);
+		if (c.stop != FSM_UW_NR_STOPS) {
+			EXPECT_EQ(w.res.stop, c.stop) << describe(w);
+		}
+		/* Flags of the chain's frames only (glibc's Thumb code follows main). */
+		Walk in = walk(t, regs_of(t, 0), (u32)c.want.size());
+		EXPECT_EQ(in.res.flags, c.flags) << describe(in);
+	}
+}
+
+/*
+ * Real syscalls through Debian's Thumb glibc (review item 2), the registers
+ * taken at the "svc 0" from qemu-user's CPU log, the stack dumped by the
+ * program right after the wrapper returned. r7 holds the syscall number:
+ * getpid() is an inline wrapper (push {r7}: lr, then the caller's frame at
+ * the pushed r7 or r11), write() goes through __libc_do_syscall (a record
+ * at sp; then the saved r7, or r11 for A32 callers).
+ */
+TEST(UnwindXarch, A32ThumbGlibcSyscalls)
+{
+	for (const char *prog : { "xc_a32_gcc", "xc_a32_clang", "xc_t32_clang", "xc_t32_gcc" }) {
+		for (u32 mode : { (u32)XC_MODE_SYS_GETPID, (u32)XC_MODE_SYS_WRITE }) {
+			const bool getpid = mode == XC_MODE_SYS_GETPID;
+			const std::string name = std::string(prog) + (getpid ? ".getpid" : ".write");
+			SCOPED_TRACE(name);
+			LOAD(t, prog, mode);
+			auto log = read_cpu_log(std::string(FSM_XC_DIR) + "/" + name + ".log");
+			fsm_uw_regs r;
+			ASSERT_TRUE(svc_regs(t, log, getpid ? 20 : 4, getpid ? ~0ull : 0xffffffffull, r))
+				<< "no svc state in the log";
+			ASSERT_GE(r.sp, t.hdr.sp) << "the dump starts above the svc's sp";
+			const bool gcc_thumb = !strcmp(prog, "xc_t32_gcc");
+			std::vector<std::string> want =
+				getpid ? std::vector<std::string>{ "__getpid", "xc_capture_sys" }
+				       : std::vector<std::string>{ "__libc_do_syscall",
+								   "__libc_write" };
+			/* write(): glibc's __libc_write keeps no frame: its caller is skipped. */
+			if (!gcc_thumb)
+				for (const char *f : { "xc_f3", "xc_f2", "xc_f1", "main" })
+					want.push_back(f);
+			Walk w = walk(t, r);
+			EXPECT_TRUE(funcs_are(t, w, want));
+			if (gcc_thumb) {
+				/* GCC Thumb r7 points at the locals: the chain ends there. */
+				EXPECT_EQ(w.e.size(), want.size()) << describe(w);
+				EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_NO_CALL) << describe(w);
+			}
+			EXPECT_TRUE(w.res.flags & FSM_UW_RES_UNRELIABLE) << describe(w);
+			/* Taking r7 (the syscall number) for fp finds nothing. */
+			fsm_uw_regs old = r;
+			old.flags &= ~FSM_UW_REGS_SYSCALL;
+			Walk o = walk(t, old);
+			EXPECT_EQ(o.e.size(), 1u) << describe(o);
+		}
+	}
 }
 
 /* AArch32 leaves: both compilers keep the frame at -O2 with frame pointers. */

@@ -27,7 +27,7 @@ struct FsmbKStack {
 struct FsmbUStack {
 	uint32_t ustack_id;
 	uint32_t hits;
-	uint16_t flags;		/* FSM_USF_IA32, FSM_USF_TRUNCATED */
+	uint16_t flags;		/* FSM_USF_IA32, FSM_USF_TRUNCATED, FSM_USF_UNRELIABLE */
 	uint8_t stop;
 	uint64_t mm;
 	/* (file id, offset | FSM_UFR_* << 56) pairs, innermost first */

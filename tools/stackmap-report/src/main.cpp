@@ -347,6 +347,8 @@ public:
 				std::cout << " => " << l << "\n";
 		if (s.u.truncated)
 			std::cout << " => [truncated]\n";
+		if (s.u.unreliable)
+			std::cout << " => [unreliable: AArch32 frames may be wrong or missing]\n";
 	}
 
 	std::string folded_key(const Sample &s)
@@ -755,6 +757,18 @@ int run_dump(const Options &o, bool system_map)
 		}
 		return v;
 	};
+	/* ELF machine of the stack's first file that is found (compat_name()) */
+	auto umachine = [&](const FsmbUStack &u) -> uint16_t {
+		if (!(u.flags & FSM_USF_IA32))
+			return 0;
+		for (const auto &fr : u.frames) {
+			const FileInfo *fi = files.file(fr.first);
+			uint16_t m = fi ? us.machine(fr.first, fi->path, fi->build_id) : 0;
+			if (m)
+				return m;
+		}
+		return 0;
+	};
 	if (o.json) {
 		std::cout << "{\"version\":" << f.version << ",\"instance\":" << jstr(f.instance)
 			  << ",\"generation\":" << f.generation << ",\"bits\":" << f.bits
@@ -821,8 +835,7 @@ int run_dump(const Options &o, bool system_map)
 	for (const auto &u : f.ustacks) {
 		std::cout << "ustack_id " << u.ustack_id << " [hits " << u.hits << ", depth "
 			  << u.frames.size() << ", mm " << hex64(u.mm) << ", stop "
-			  << unsigned(u.stop) << (u.flags & FSM_USF_IA32 ? ", ia32" : "")
-			  << (u.flags & FSM_USF_TRUNCATED ? ", truncated" : "") << "]\n";
+			  << unsigned(u.stop) << ustack_flag_text(u.flags, umachine(u)) << "]\n";
 		auto v = uframes(u);
 		for (size_t j = 0; j < v.size(); j++) {
 			std::cout << "  [" << j << "] " << v[j].where;

@@ -198,6 +198,7 @@ UserResult Resolver::user(int buf, uint64_t cookie) const
 	r.rec = &u;
 	r.ia32 = u.flags & FSM_USF_IA32;
 	r.truncated = u.flags & FSM_USF_TRUNCATED;
+	r.unreliable = u.flags & FSM_USF_UNRELIABLE;
 	if (!u.frames.empty()) {	/* inline or fallback: the record has it */
 		r.status = Status::OK;
 		r.frames = &u.frames;
@@ -216,6 +217,7 @@ UserResult Resolver::user(int buf, uint64_t cookie) const
 	r.frames = &d->second.first;
 	r.ia32 = d->second.second & FSM_USF_IA32;
 	r.truncated = d->second.second & FSM_USF_TRUNCATED;
+	r.unreliable = d->second.second & FSM_USF_UNRELIABLE;
 	return r;
 }
 
@@ -223,6 +225,31 @@ const FileInfo *Resolver::file(uint64_t file_id) const
 {
 	auto it = files_.find(file_id);
 	return it == files_.end() ? nullptr : &it->second;
+}
+
+const char *compat_name(uint16_t e_machine)
+{
+	switch (e_machine) {
+	case 3:		/* EM_386 */
+		return "ia32";
+	case 40:	/* EM_ARM */
+		return "aarch32";
+	default:
+		return "compat";
+	}
+}
+
+std::string ustack_flag_text(uint16_t flags, uint16_t e_machine)
+{
+	std::string s;
+
+	if (flags & FSM_USF_IA32)
+		s += std::string(", ") + compat_name(e_machine);
+	if (flags & FSM_USF_TRUNCATED)
+		s += ", truncated";
+	if (flags & FSM_USF_UNRELIABLE)
+		s += ", unreliable";
+	return s;
 }
 
 } /* namespace smr */

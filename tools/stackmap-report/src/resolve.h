@@ -77,7 +77,24 @@ struct UserResult {
 	const std::vector<UFrame> *frames = nullptr;
 	bool ia32 = false;
 	bool truncated = false;
+	bool unreliable = false;	/* FSM_USF_UNRELIABLE */
 };
+
+/*
+ * The name of the compat mode of a user stack with FSM_USF_IA32, as the
+ * kernel's stack_map prints it: "ia32" (x86-64 kernels) or "aarch32"
+ * (arm64 kernels), told apart by the ELF machine of one of its files
+ * (EM_386, EM_ARM); "compat" when no file says.
+ */
+const char *compat_name(uint16_t e_machine);
+
+/*
+ * The flag words of a user stack header as stack_map prints them:
+ * ", ia32" / ", aarch32" (FSM_USF_IA32), ", truncated", ", unreliable"
+ * (FSM_USF_UNRELIABLE, 0x80: AArch32 frames past entry 0 may be wrong or
+ * missing); "" for none.
+ */
+std::string ustack_flag_text(uint16_t flags, uint16_t e_machine);
 
 class Resolver {
 public:

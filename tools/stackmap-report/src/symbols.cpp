@@ -322,4 +322,17 @@ UserFrame UserSyms::frame(uint64_t file_id, uint64_t word, const std::string &pa
 	return f;
 }
 
+uint16_t UserSyms::machine(uint64_t file_id, const std::string &path,
+			   const std::string &build_id)
+{
+	Mod *m = module(file_id, path, build_id);
+	GElf_Addr bias = 0;
+	Elf *elf = m ? dwfl_module_getelf(m->mod, &bias) : nullptr;
+	GElf_Ehdr eh;
+
+	if (!elf || !gelf_getehdr(elf, &eh))
+		return 0;
+	return eh.e_machine;
+}
+
 } /* namespace smr */

@@ -83,6 +83,9 @@ public:
 	 */
 	UserFrame frame(uint64_t file_id, uint64_t word, const std::string &path,
 			const std::string &build_id, bool ret);
+	/* e_machine of the file (EM_386, EM_ARM, ...), 0 when it is not found */
+	uint16_t machine(uint64_t file_id, const std::string &path,
+			 const std::string &build_id);
 
 private:
 	struct Mod {

@@ -240,3 +240,31 @@ TEST(Resolve, SnapshotGenerationFromTrace)
 	EXPECT_EQ(r2.snapshot_generation(0, 2, "top"), "");
 	EXPECT_NE(r2.snapshot_generation(0, 3, "top"), "");
 }
+
+/* The header words of a user stack, as the kernel's stack_map prints them. */
+TEST(Resolve, UstackFlagText)
+{
+	EXPECT_EQ(ustack_flag_text(0, 0), "");
+	EXPECT_EQ(ustack_flag_text(FSM_USF_IA32, 3), ", ia32");
+	EXPECT_EQ(ustack_flag_text(FSM_USF_IA32 | FSM_USF_UNRELIABLE, 40),
+		  ", aarch32, unreliable");
+	EXPECT_EQ(ustack_flag_text(FSM_USF_TRUNCATED | FSM_USF_UNRELIABLE, 183),
+		  ", truncated, unreliable");
+	EXPECT_EQ(ustack_flag_text(FSM_USF_IA32, 0), ", compat");
+	EXPECT_STREQ(compat_name(40), "aarch32");
+}
+
+TEST(Resolve, UserUnreliableFlag)
+{
+	Resolver r;
+	UserStackRec u{};
+	u.cookie = 7;
+	u.ustack_id = 3;
+	u.flags = FSM_USF_IA32 | FSM_USF_INLINE | FSM_USF_UNRELIABLE;
+	u.frames = { { 0, 0x1000 } };
+	r.add_user_stack(0, 1, u);
+	r.finish();
+	UserResult x = r.user(0, 7);
+	EXPECT_TRUE(x.unreliable);
+	EXPECT_TRUE(x.ia32);
+}

@@ -10,7 +10,16 @@
  * it calls xc_sink, so it has a frame record), and, with argument "leaf",
  * main -> xc_f1 -> xc_f2 -> xc_f3 -> xc_capture_leaf (calls nothing: GCC
  * AArch64 keeps no frame record in a leaf, the return address stays in
- * lr).
+ * lr), and, with argument "sink",
+ * main -> xc_f1 -> xc_f2 -> xc_f3 -> xc_capture_sink -> xc_sink_leaf: a
+ * leaf without register pressure (it only stores registers, through the
+ * scratch registers), so that GCC -marm gives it the short frame
+ * "str fp, [sp, #-4]!; add fp, sp, #0" (fp -> the saved fp, lr not saved)
+ * and GCC -mthumb "push {r7}; add r7, sp, #0". xc_sink_leaf saves pc, sp,
+ * the frame pointers and lr; its caller copies the stack right after it
+ * returns (nothing runs below the caller's sp in between, so the stack is
+ * the leaf's). With "getpid" or "write": main -> xc_f1 -> xc_f2 -> xc_f3 ->
+ * xc_capture_sys -> glibc's wrapper, stopped at its svc (run_svc.sh).
  *
  * The capture functions read pc, sp, the frame pointer (x29; A32 r11;
  * Thumb r7, both are stored) and lr with inline assembly, then copy the
@@ -22,6 +31,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "xc_dump.h"
 
@@ -123,9 +133,97 @@ __attribute__((noinline)) void xc_capture_leaf(int v)
 	xc_sunk = v;
 }
 
+/*
+ * Registers of xc_sink_leaf, stored by it (xc_capture_sink fills xc_hdr);
+ * the offsets are the ones XC_LEAF_REGS uses (fp: AArch64 only).
+ */
+static struct {
+	uintptr_t pc, sp, fp, r11, r7, lr;
+} xc_lregs;
+
+#if defined(__aarch64__)
+#define XC_LEAF_REGS(pc_label)						\
+	do {								\
+		uintptr_t t_;						\
+		__asm__ volatile("adr %0, " pc_label "\n"		\
+				 pc_label ":\n\t"			\
+				 "str %0, [%1, #0]\n\t"		\
+				 "mov %0, sp\n\t"			\
+				 "str %0, [%1, #8]\n\t"		\
+				 "str x29, [%1, #16]\n\t"		\
+				 "str x30, [%1, #40]\n\t"		\
+				 : "=&r"(t_) : "r"(&xc_lregs) : "memory"); \
+	} while (0)
+#else
+#define XC_LEAF_REGS(pc_label)						\
+	do {								\
+		uintptr_t t_;						\
+		__asm__ volatile("adr %0, " pc_label "\n"		\
+				 pc_label ":\n\t"			\
+				 "str %0, [%1, #0]\n\t"		\
+				 "mov %0, sp\n\t"			\
+				 "str %0, [%1, #4]\n\t"		\
+				 "str r11, [%1, #12]\n\t"		\
+				 "str r7, [%1, #16]\n\t"		\
+				 "str lr, [%1, #20]\n\t"		\
+				 : "=&r"(t_) : "r"(&xc_lregs) : "memory"); \
+	} while (0)
+#endif
+
+/* A leaf without register pressure (see the top). */
+__attribute__((noinline)) void xc_sink_leaf(int v)
+{
+	XC_LEAF_REGS(".Lxc_sink_leaf_pc");
+	xc_sunk = v;
+}
+
+__attribute__((noinline)) void xc_capture_sink(int v)
+{
+	xc_sink_leaf(v);
+	/* Nothing ran below our sp since xc_sink_leaf returned: its stack. */
+	xc_hdr.pc = xc_lregs.pc;
+	xc_hdr.sp = xc_lregs.sp;
+#if defined(__aarch64__)
+	xc_hdr.fp = xc_lregs.fp;	/* x29 */
+#else
+	xc_hdr.fp = XC_THUMB ? xc_lregs.r7 : xc_lregs.r11;
+	xc_hdr.r11 = xc_lregs.r11;
+	xc_hdr.r7 = xc_lregs.r7;
+	xc_hdr.thumb = XC_THUMB;
+#endif
+	xc_hdr.lr = xc_lregs.lr;
+	xc_copy_stack();
+	xc_sink(v);
+}
+
+/*
+ * A real syscall through glibc (Debian's armhf glibc is Thumb: getpid() is
+ * an inline wrapper, "push {r7}; mov.w r7, #20; svc 0"; write() goes
+ * through __libc_do_syscall, "push {r7, lr}; mov r7, ip; svc 0"). Once the
+ * wrapper returned, nothing ran below our sp: the bytes there are its
+ * stack at the svc.
+ */
+__attribute__((noinline)) void xc_capture_sys(int which)
+{
+	uintptr_t sp_;
+
+	if (which == XC_MODE_SYS_GETPID)
+		xc_sunk = (int)getpid();
+	else
+		xc_sunk = (int)write(-1, xc_stack, 0);
+	__asm__ volatile("mov %0, sp" : "=r"(sp_));
+	xc_hdr.sp = sp_ - XC_SYS_BELOW;
+	xc_copy_stack();
+	xc_sink(which);
+}
+
 __attribute__((noinline)) void xc_f3(int leaf, int v)
 {
-	if (leaf)
+	if (leaf == XC_MODE_SYS_GETPID || leaf == XC_MODE_SYS_WRITE)
+		xc_capture_sys(leaf);
+	else if (leaf == XC_MODE_SINK)
+		xc_capture_sink(v + 3);
+	else if (leaf)
 		xc_capture_leaf(v + 3);
 	else
 		xc_capture(v + 3);
@@ -146,11 +244,15 @@ __attribute__((noinline)) void xc_f1(int leaf, int v)
 
 int main(int argc, char **argv)
 {
-	int leaf = argc > 2 && !strcmp(argv[2], "leaf");
+	int leaf = argc < 3 ? XC_MODE_CHAIN :
+		   !strcmp(argv[2], "leaf") ? XC_MODE_LEAF :
+		   !strcmp(argv[2], "sink") ? XC_MODE_SINK :
+		   !strcmp(argv[2], "getpid") ? XC_MODE_SYS_GETPID :
+		   !strcmp(argv[2], "write") ? XC_MODE_SYS_WRITE : -1;
 	FILE *f;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s DUMP [leaf]\n", argv[0]);
+	if (argc < 2 || leaf < 0) {
+		fprintf(stderr, "usage: %s DUMP [leaf|sink|getpid|write]\n", argv[0]);
 		return 2;
 	}
 	xc_f1(leaf, argc);
