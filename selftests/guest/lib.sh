@@ -138,6 +138,24 @@ trig_checks() {
 	[ "$rc" = 0 ] || [ $bad = 1 ] || nok "trig_check.py exited with $rc"
 }
 
+# py_checks SCRIPT ARG...: run a python check script of this directory and
+# report its "ok - " / "not ok - " lines as ours (other lines as diag); a
+# non-zero exit without a "not ok" line fails too.
+py_checks() {
+	local l rc s=$1 out=$TMPD/pc.out
+	shift
+	"$PY" -S "$HERE/$s" "$@" >"$out" 2>&1
+	rc=$?
+	while IFS= read -r l; do
+		case $l in
+		"ok - "*) ok "${l#ok - }" ;;
+		"not ok - "*) nok "${l#not ok - }" ;;
+		*) diag "$l" ;;
+		esac
+	done <"$out"
+	[ $rc = 0 ] || grep -q '^not ok' "$out" || nok "$s exited $rc"
+}
+
 workload() {
 	local i
 	for ((i = 0; i < ${1:-20}; i++)); do

@@ -88,23 +88,10 @@ check "pprof --comm chainb: only chainb's samples" eval \
 diag "pprof: $((SECONDS - T0)) s"
 
 # the python checks, once
-pyout() {
-	local l rc
-	$PY -S "$HERE/filters_check.py" "$@" >pc.out 2>&1
-	rc=$?
-	while IFS= read -r l; do
-		case $l in
-		"ok - "*) ok "${l#ok - }" ;;
-		"not ok - "*) nok "${l#not ok - }" ;;
-		*) diag "$l" ;;
-		esac
-	done <pc.out
-	[ $rc = 0 ] || grep -q '^not ok' pc.out || nok "filters_check.py $1 exited $rc"
-}
-pyout pprof rec.txt rec.folded rec.prof
+py_checks filters_check.py pprof rec.txt rec.folded rec.prof
 Q=()
 [ $DEBUG = 1 ] && Q=(quick)
-pyout filters "$SR" rec.dat rec.txt chain64,chainb "${Q[@]}"
+py_checks filters_check.py filters "$SR" rec.dat rec.txt chain64,chainb "${Q[@]}"
 diag "filters: $((SECONDS - T0)) s"
 
 # --sysroot: the program now lives only under a sysroot, at its path

@@ -64,16 +64,7 @@ check "trace-cmd report -N (no plugins): no frames" eval '! grep -q "^ => " with
 "$SR" report -i p.dat >sr.txt 2>sr.err
 check_eq "stackmap-report report: exit status" $? 0
 
-$PY -S "$HERE/plugin_check.py" with.txt sr.txt tcp >pc.out 2>&1
-rc=$?
-while IFS= read -r l; do
-	case $l in
-	"ok - "*) ok "${l#ok - }" ;;
-	"not ok - "*) nok "${l#not ok - }" ;;
-	*) diag "$l" ;;
-	esac
-done <pc.out
-[ $rc = 0 ] || grep -q '^not ok' pc.out || nok "plugin_check.py exited $rc"
+py_checks plugin_check.py with.txt sr.txt tcp
 check_fail "without the plugin the comparison fails" \
 	eval '$PY -S "$HERE/plugin_check.py" without.txt sr.txt tcp >nopl.out 2>&1'
 diag "without the plugin: $(grep -c '^not ok' nopl.out) failed checks"

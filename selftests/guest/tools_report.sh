@@ -205,16 +205,7 @@ check "  ... saying so" grep -q "no stackmap events" none.err
 diag "all but the python checks: $((SECONDS - T0)) s"
 # the python checks, once
 checks=(ksyms top.kallsyms top.report -- json top.json dump.json top.fsmb)
-$PY -S "$HERE/report_check.py" "${checks[@]}" >pc.out 2>&1
-rc=$?
-while IFS= read -r l; do
-	case $l in
-	"ok - "*) ok "${l#ok - }" ;;
-	"not ok - "*) nok "${l#not ok - }" ;;
-	*) diag "$l" ;;
-	esac
-done <pc.out
-[ $rc = 0 ] || grep -q '^not ok' pc.out || nok "report_check.py exited $rc"
+py_checks report_check.py "${checks[@]}"
 diag "python: $((SECONDS - T0)) s"
 cd / || exit 1
 check "rmmod" unload
