@@ -296,10 +296,13 @@ echo 0 >"$S/$SW/filter"
 # stackmap so that it runs after the companion (both at the list head),
 # soft-disables the event inside that very hit: its record is discarded
 # after the companion judged it kept. No id record may come of it. It
-# fires on the first switch to a task named fsmdis (busybox under another
-# name: "applet not found"), after some kept records.
+# fires on the first switch away from a task named fsmdis (busybox under
+# another name: "applet not found"), after some kept records. prev_comm,
+# not next_comm: a switch away from it is certain (it exits), a switch to
+# it after its exec is not (it may run from exec to exit without sleeping
+# or being preempted: that made this check flaky under TCG).
 echo 0 >"$S/tracing_on"
-echo 'disable_event:sched:sched_switch:1 if next_comm == "fsmdis"' \
+echo 'disable_event:sched:sched_switch:1 if prev_comm == "fsmdis"' \
 	>"$S/$SW/trigger"
 echo stackmap >>"$S/$SW/trigger"
 echo 1 >"$S/$SW/enable"
