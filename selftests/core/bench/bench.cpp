@@ -9,6 +9,10 @@
  * hot distribution. Both maps are pre-populated, so the timed loops measure
  * the hit path, through the same kind of out-of-line call the kernel makes.
  *
+ * Also cross-built for AArch64 (CMakeLists.txt, toolchain-aarch64.cmake)
+ * and run under qemu-user by make bench (its arm64_* lines): see
+ * cpu_source() for what differs there.
+ *
  * Usage: fsm_core_bench [--quick]
  */
 #include "fsm_core.h"
