@@ -9,10 +9,15 @@
  * hot distribution. Both maps are pre-populated, so the timed loops measure
  * the hit path, through the same kind of out-of-line call the kernel makes.
  *
+ * Also cross-built for AArch64 (CMakeLists.txt, toolchain-aarch64.cmake)
+ * and run under qemu-user by make bench (its arm64_* lines): see
+ * cpu_source() for what differs there.
+ *
  * Usage: fsm_core_bench [--quick]
  */
 #include "fsm_core.h"
 #include "seed_map.h"
+#include "test_platform.h"
 
 #include <algorithm>
 #include <atomic>
@@ -22,7 +27,9 @@
 #include <cstring>
 #include <pthread.h>
 #include <random>
+#include <sched.h>
 #include <set>
+#include <sys/rseq.h>
 #include <thread>
 #include <vector>
 
@@ -99,12 +106,38 @@ std::vector<uint32_t> zipf_sequence(size_t nstacks, size_t len, double s, uint64
 	return seq;
 }
 
+/*
+ * Where fsm_plat_cpu() gets the CPU number from. In the kernel it is a
+ * per-CPU load; in user space glibc's rseq area is the same kind of plain
+ * load ("rseq"). qemu-user (the arm64 run, scripts/bench) has no rseq, and
+ * fsm_plat_cpu() would then make a getcpu system call on every insert,
+ * which neither the module nor the seed ever does. Each timed thread is
+ * pinned to one CPU, so without rseq a thread whose pinning took (one
+ * sched_getcpu() says so) gives its CPU to the platform once ("pinned").
+ * Otherwise the system call stays, and the line says "getcpu".
+ */
+std::atomic<bool> g_cpu_getcpu{false};
+
 void pin_to_cpu(unsigned cpu)
 {
+	const unsigned target = cpu % std::max(1u, std::thread::hardware_concurrency());
 	cpu_set_t set;
 	CPU_ZERO(&set);
-	CPU_SET(cpu % std::max(1u, std::thread::hardware_concurrency()), &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	CPU_SET(target, &set);
+	const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (__rseq_size > 0)
+		return;
+	if (rc == 0 && sched_getcpu() == (int)target)
+		test_platform_set_thread_cpu((int)target);
+	else
+		g_cpu_getcpu.store(true);
+}
+
+const char *cpu_source()
+{
+	if (__rseq_size > 0)
+		return "rseq";
+	return g_cpu_getcpu.load() ? "getcpu" : "pinned";
 }
 
 fsm_map *make_ours(unsigned bits)
@@ -514,5 +547,6 @@ int main(int argc, char **argv)
 		printf("reset_drops_per_reset_bits%u=%.1f\n", bits, rr.drops_per_reset);
 		printf("reset_call_us_bits%u=%.1f\n", bits, rr.reset_call_us_median);
 	}
+	printf("cpu_source=%s\n", cpu_source());
 	return g_sink.load() == 42 ? 1 : 0;
 }
