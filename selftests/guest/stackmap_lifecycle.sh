@@ -41,7 +41,7 @@ MKRACE=${FSM_LC_MKRACE:-20}
 DBG=${FSM_LC_DBG:-20}
 CYCLES=${FSM_LC_CYCLES:-60}
 REUSE=${FSM_LC_REUSE:-100}
-if [ "${FSM_VM_KERNEL:-}" = debug ]; then
+case ${FSM_VM_KERNEL:-} in debug | arm64-debug)
 	# KASAN and lockdep make an instance cost about 4 s under TCG (with
 	# events='*' defaults, 9 s a cycle): measured per part, 2026-11-22,
 	# nodes 40 = 150 s, cycles 15 = 138 s, reuse 70 = 278 s. The debug
@@ -51,7 +51,8 @@ if [ "${FSM_VM_KERNEL:-}" = debug ]; then
 	DBG=${FSM_LC_DBG:-5}
 	CYCLES=${FSM_LC_CYCLES:-5}
 	REUSE=${FSM_LC_REUSE:-70}
-fi
+	;;
+esac
 # progress lines in the kernel log: seen live on the console
 progress() { echo "stackmap_lifecycle: $*" >/dev/kmsg; }
 
