@@ -7,7 +7,8 @@
 #
 #   FSM_FTRACETEST      ftracetest directory (default: the unpacked
 #                       linux-source-6.1 under /root/ref or /usr/src)
-#   FSM_FTRACETEST_SET  test.d subdirectories or .tc files to run (default:
+#   FSM_FTRACETEST_SET  test.d subdirectories or .tc files to run, separated
+#                       by spaces or commas (default:
 #                       the cases of the areas the module touches: event
 #                       enabling (also all events at once, which enables
 #                       ours), instances, filters, the triggers that
@@ -40,6 +41,7 @@ test.d/trigger/trigger-eventonoff.tc test.d/trigger/trigger-filter.tc
 test.d/trigger/trigger-stacktrace.tc test.d/trigger/trigger-traceonoff.tc
 test.d/trigger/trigger-snapshot.tc"
 SET=${FSM_FTRACETEST_SET:-$DEFSET}
+SET=${SET//,/ }	# commas too (scripts/check passes it as one word)
 
 # run LABEL: run the set, one ftracetest per entry (its time in a diag
 # line), leave "RESULT test-name" lines in $TMPD/LABEL

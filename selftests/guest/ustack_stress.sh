@@ -34,9 +34,10 @@ BOUND=60	# seconds any workload may take before it counts as stuck
 # records the top level only, and KASAN's quarantine keeps freed
 # task_structs counted as active (no slab check).
 BURST=30 FORKS=150 LOADF=100 LOADR=5 TCB=10 DEBUG=0
-if [ "${FSM_VM_KERNEL:-}" = debug ]; then
+case ${FSM_VM_KERNEL:-} in debug | arm64-debug)
 	BURST=10 FORKS=40 LOADF=15 LOADR=1 TCB=3 BOUND=180 DEBUG=1
-fi
+	;;
+esac
 
 # cookie_of LINE: CK = the cookie of a stack_id/user_stack line, "" when
 # none (no subshell: called per line). Forms: cookie=0x.. (user_stack,
