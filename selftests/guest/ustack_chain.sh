@@ -28,10 +28,10 @@ build() {
 # setup: instance with raw syscalls + user page faults as sources
 setup() {
 	mkdir "$U"
-	echo 'raw_syscalls:sys_enter exceptions:page_fault_user' >"$U/stack_map_events"
+	echo "raw_syscalls:sys_enter $UFAULT_EV" >"$U/stack_map_events"
 	echo 8192 >"$U/buffer_size_kb"
 	echo 1 >"$U/events/raw_syscalls/sys_enter/enable"
-	echo 1 >"$U/events/exceptions/page_fault_user/enable"
+	echo 1 >"$U/events/$UFAULT_DIR/enable"
 	check "echo 1 > options/stackmap" eval "echo 1 > $U/options/stackmap"
 	check "echo 1 > options/stackmap_user" eval "echo 1 > $U/options/stackmap_user"
 	check_eq "options/stackmap_user reads 1" "$(<"$U/options/stackmap_user")" 1

@@ -48,10 +48,10 @@ tracing_clean
 check "gcc 64-bit chain" gcc "${CFLAGS[@]}" -o "$P" "$HERE/ustack/chain.c"
 check "load" load
 mkdir "$U"
-echo 'raw_syscalls:sys_enter exceptions:page_fault_user' >"$U/stack_map_events"
+echo "raw_syscalls:sys_enter $UFAULT_EV" >"$U/stack_map_events"
 echo 8192 >"$U/buffer_size_kb"
 echo 1 >"$U/events/raw_syscalls/sys_enter/enable"
-echo 1 >"$U/events/exceptions/page_fault_user/enable"
+echo 1 >"$U/events/$UFAULT_DIR/enable"
 check "options/stackmap on" eval "echo 1 > $U/options/stackmap"
 s0=$(<"$U/stack_map_stat")
 check_eq "no user map before options/stackmap_user" "$(stat_get <(echo "$s0") user_map_allocated)" 0

@@ -337,9 +337,9 @@ rmdir "$E"
 
 # ---- 5. trace-cmd record + report ----------------------------------------
 if command -v trace-cmd >/dev/null; then
-	tc_src='raw_syscalls:sys_enter exceptions:page_fault_user'
+	tc_src="raw_syscalls:sys_enter $UFAULT_EV"
 	tc_ev=(-e stackmap
-		-e raw_syscalls:sys_enter -e exceptions:page_fault_user)
+		-e raw_syscalls:sys_enter -e "$UFAULT_EV")
 	tc() { # LABEL [-B NAME]
 		local L=$1 out
 		shift
@@ -394,7 +394,7 @@ slab_tasks() { # active task_structs
 	echo "$l"
 }
 tasks0=$(slab_tasks)
-inst rl 'raw_syscalls:sys_enter exceptions:page_fault_user timer:hrtimer_expire_entry'
+inst rl "raw_syscalls:sys_enter $UFAULT_EV timer:hrtimer_expire_entry"
 pids=()
 timeout "$BOUND" "$ST" spin 3000 & pids+=($!)
 timeout "$BOUND" "$ST" forkload "$LOADF" & pids+=($!)
