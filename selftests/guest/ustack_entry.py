@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""ustack_entry.py TRACE MAPS PROG PID - compare, event by event, the user
-stacks of ftrace_stackmap with the kernel's own options/userstacktrace.
+"""ustack_entry.py [--perf SCRIPT] [--nr NR] TRACE MAPS PROG PID - compare,
+event by event, the user stacks of ftrace_stackmap with the kernel's own
+(options/userstacktrace, or perf's callchains).
+
+--nr NR: the getppid syscall number (110, x86-64; 173 on arm64).
+--perf SCRIPT: the kernel's user stacks are the user part of the callchains
+of `perf script -F tid,ip` (perf record -g of the same getppid
+sys_enter events of PID, in the same order), not <user stack trace>
+entries (arm64 6.1 has no userstacktrace).
 
 TRACE is an instance's `trace` file in which raw_syscalls:sys_enter is a
 source event, options/stackmap, options/stackmap_user and
@@ -52,7 +59,18 @@ def ints(braced):
 
 
 def main():
-    trace, maps_file, prog, pid = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    args = sys.argv[1:]
+    perf_script, nr = None, 110
+    while args and args[0].startswith('--'):
+        if args[0] == '--perf':
+            perf_script = args[1]
+        elif args[0] == '--nr':
+            nr = int(args[1])
+        else:
+            sys.exit('ustack_entry.py: unknown option %s' % args[0])
+        args = args[2:]
+    trace, maps_file, prog, pid = args[0], args[1], args[2], args[3]
+    nr_prefix = 'NR %d ' % nr
     maps = []
     for ln in open(maps_file):
         f = ln.split()
@@ -130,9 +148,10 @@ def main():
         if p != mine:
             continue
         st = want.get(p)
-        if ev == 'sys_enter' and rest.startswith('NR 110 '):
+        if ev == 'sys_enter' and rest.startswith(nr_prefix):
             events.append([[], None])
-            want[p] = 'kstack'
+            # with --perf there is no <user stack trace> entry
+            want[p] = 'stack_id' if perf_script else 'kstack'
         elif ev == '<user stack trace>':
             if st == 'kstack':
                 cur_ust = events[-1][0]
@@ -143,6 +162,31 @@ def main():
             c = ints(kv(rest).get('cookie', '{}'))
             events[-1][1] = c[0] if c else None
             want[p] = None
+
+    if perf_script is not None:
+        # perf script -F tid,ip: a "TID" line per sample, then one
+        # "ADDR" line per callchain entry (kernel ones first), a blank
+        # line between samples. Only user addresses (below the kernel's
+        # half) are the kernel's user stack; samples of PID only (perf's
+        # filter keeps its getppid calls), in order, one per event.
+        samples, cur = [], None
+        for ln in open(perf_script, errors='replace'):
+            f = ln.split()
+            if not f:
+                cur = None
+                continue
+            if cur is None:
+                cur = [] if f[0] == mine else False
+                if cur is not False:
+                    samples.append(cur)
+                continue
+            if cur is not False:
+                a = int(f[0], 16)
+                if a < (1 << 63):
+                    cur.append(a)
+        print('kernel_samples=%d' % len(samples))
+        for i, st in enumerate(samples[:len(events)]):
+            events[i][0] = st
 
     cookies = [e[1] for e in events if e[1]]
     compared = frames = mismatch = caller_wrong = 0
