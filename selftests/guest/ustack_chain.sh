@@ -192,7 +192,7 @@ resolve() {
 # (0x1|0x80), reach at least ustack_f6, and name a prefix of the known chain
 # (nothing wrong, possibly incomplete).
 resolve_prefix() {
-	local trace=$1 prog=$2 L=$3 l id g fr fl f off i bias got n=0 bad=0 flagbad=0
+	local trace=$1 prog=$2 L=$3 l id g fr fl ir f off i bias got n=0 bad=0 flagbad=0
 	local want='ustack_f6 ustack_f5 ustack_f4 ustack_f3 ustack_f2 ustack_f1 main'
 	local -A paths known
 	local -a a offs
@@ -226,12 +226,13 @@ resolve_prefix() {
 				((i > 0)) && off=$((off - 1))
 				offs+=("$(printf '0x%x' $((off + bias)))")
 			done
-			echo "$fl ${offs[*]}" >>"$TMPD/$L.offs"
+			ir=${l#* id_reason=}; ir=${ir%% *}
+			echo "$fl $ir ${offs[*]}" >>"$TMPD/$L.offs"
 			;;
 		esac
 	done <"$TMPD/$L.u"
 	sort -u "$TMPD/$L.offs" >"$TMPD/$L.uoffs"
-	while read -r fl l; do
+	while read -r fl ir l; do
 		# shellcheck disable=SC2086 # one offset per word
 		got=$(addr2line -f -e "$prog" $l | sed -n 'p;n' | tr '\n' ' ')
 		got=${got% }
@@ -245,7 +246,7 @@ resolve_prefix() {
 		"$want "*) ok "$L: chain (complete) $got" ;;
 		ustack_f6\ *)
 			if [[ "$want " == "${got#* } "* ]]; then
-				ok "$L: chain (a prefix, flags $fl) $got"
+				ok "$L: chain (a prefix, flags $fl, id_reason $ir) $got"
 			else
 				nok "$L: chain: got '$got', not a prefix of 'ustack_sys|ustack_touch $want'"
 			fi
@@ -267,7 +268,9 @@ flags_all() {
 		*" $2-"[0-9]*" user_stack: "*" reason=0 "*)
 			n=$((n + 1))
 			fl=${l#* flags=}; fl=${fl%% *}
-			[ $((fl & $3)) = $(($3)) ] || bad=$((bad + 1))
+			[ $((fl & $3)) = $(($3)) ] && continue
+			bad=$((bad + 1))
+			[ $bad -le 3 ] && diag "$4: flags $fl: ${l:0:300}"
 			;;
 		esac
 	done <"$1"

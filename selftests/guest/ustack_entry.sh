@@ -98,6 +98,12 @@ run() {
 		"$TMPD/$L.trace" "$TMPD/$L.maps" "$PROG" "$pid" \
 		>"$TMPD/$L.res" 2>"$TMPD/$L.err"
 	sed 's/^/# /' "$TMPD/$L.err"
+	if [ "$(res "$L" frames)" = 0 ]; then
+		# nothing compared: show what the comparison had
+		sed 's/^/# maps: /' "$TMPD/$L.maps"
+		[ $KSTACKS = perf ] && sed 's/^/# perf script: /' "$TMPD/$L.pscript" | head -n 24
+	fi
+	return 0
 }
 
 # res LABEL KEY: a key=value result of ustack_entry.py

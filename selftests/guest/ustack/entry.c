@@ -15,9 +15,9 @@
  * -fno-optimize-sibling-calls (x86-64 or AArch64).
  * Usage: entry N - N times a then b; first prints "pid PID", its own
  * mappings (the lines of /proc/self/maps naming the executable) and
- * "ready", then waits for a line on stdin before its first syscall from
- * entry_sys (the test sets its filters by PID meanwhile, and may run it
- * under perf record).
+ * "ready", then waits for a line on stdin (the test sets its filters by
+ * PID meanwhile, and may run it under perf record), answers "go" (one
+ * write: an entry before the first getppid) and starts.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +87,9 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
 		return 1;
+	/* an entry of its own before the first getppid (the FAILQ test's) */
+	puts("go");
+	fflush(stdout);
 	for (long i = 0; i < n; i++) {
 		entry_caller_a();
 		entry_caller_b();
