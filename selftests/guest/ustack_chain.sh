@@ -258,14 +258,24 @@ resolve_prefix() {
 	check_eq "$L: each flagged aarch32|unreliable (0x81)" "$flagbad" 0
 }
 
-# flags_all TRACE COMM MASK LABEL: every user_stack record of COMM's tasks
-# that is a walk (reason 0) has the flag bits MASK (e.g. 0x1: a compat
-# stack, aarch32 or ia32)
+# flags_all TRACE PROG MASK LABEL: every user_stack record that carries a
+# walk (reason 0) starting in PROG has the flag bits MASK (e.g. 0x1: a
+# compat stack, aarch32 or ia32). By frame 0's file, not by comm: the trace
+# prints the comm a pid has when it is read, so the syscalls of the shell
+# child before it exec'd PROG show PROG's name too (64-bit stacks, no 0x1).
 flags_all() {
-	local l fl n=0 bad=0
+	local l fl id f n=0 bad=0
+	local -A ids
 	while IFS= read -r l; do
 		case $l in
-		*" $2-"[0-9]*" user_stack: "*" reason=0 "*)
+		*" file_map: "*)
+			f=${l#* path=}; f=${f%% build_id=*}
+			id=${l#* file_id=}; id=${id%% *}
+			[ "$f" = "$2" ] && ids[$id]=1
+			;;
+		*" user_stack: "*" reason=0 "*" frames={"[0-9a-fx]*)
+			f=${l#* frames=\{}; f=${f%%,*}
+			[ -n "${ids[$f]:-}" ] || continue
 			n=$((n + 1))
 			fl=${l#* flags=}; fl=${fl%% *}
 			[ $((fl & $3)) = $(($3)) ] && continue
@@ -274,7 +284,7 @@ flags_all() {
 			;;
 		esac
 	done <"$1"
-	check "$4: $2's user_stack records ($n) all have flags $3" [ "$n" -gt 0 -a "$bad" = 0 ]
+	check "$4: user_stack records starting in ${2##*/} ($n) all have flags $3" [ "$n" -gt 0 -a "$bad" = 0 ]
 }
 
 tracing_clean
@@ -291,6 +301,7 @@ run_prog() {
 	echo 0 >"$U/tracing_on"
 	cp "$U/trace" "$TMPD/$L.trace"
 	cp "$U/stack_map_stat" "$TMPD/$L.stat"
+	diag "$L: user_entries $(stat_get "$TMPD/$L.stat" user_entries) user_arena_used $(stat_get "$TMPD/$L.stat" user_arena_used)/$(stat_get "$TMPD/$L.stat" user_arena_size) user_fallbacks $(stat_get "$TMPD/$L.stat" user_fallbacks) user_drops_arena_full $(stat_get "$TMPD/$L.stat" user_drops_arena_full)"
 	${RESOLVE:-resolve} "$TMPD/$L.trace" "$bin" "$L"
 }
 run_prog "$TMPD/chain64" c64 20
@@ -306,17 +317,17 @@ check "walks queued ($q) <= requests ($r), and some ($q > 0)" [ "$q" -le "$r" -a
 check "cookies in stack_id_user records" eval 'grep -Eq "stack_id_user: .*cookie=0x[1-9a-f]" $TMPD/c64.trace'
 if [ -x "$TMPD/chain32" ]; then
 	run_prog "$TMPD/chain32" c32 20
-	flags_all "$TMPD/c32.trace" chain32 0x1 c32
+	flags_all "$TMPD/c32.trace" "$TMPD/chain32" 0x1 c32
 fi
 if [ -x "$TMPD/chain-arm" ]; then
 	# A32 (GCC -marm): the exact chain, as on x86
 	run_prog "$TMPD/chain-arm" a32 20
-	flags_all "$TMPD/a32.trace" chain-arm 0x1 a32
+	flags_all "$TMPD/a32.trace" "$TMPD/chain-arm" 0x1 a32
 fi
 if [ -x "$TMPD/chain-thumb" ]; then
 	# Thumb (GCC -mthumb): a flagged prefix of the chain
 	RESOLVE=resolve_prefix run_prog "$TMPD/chain-thumb" t32 20
-	flags_all "$TMPD/t32.trace" chain-thumb 0x81 t32
+	flags_all "$TMPD/t32.trace" "$TMPD/chain-thumb" 0x81 t32
 fi
 run_prog "$TMPD/chain64" fork 10 fork
 run_prog "$TMPD/chain64" thread 10 thread
