@@ -6,7 +6,7 @@ event by event, the user stacks of ftrace_stackmap with the kernel's own
 
 --nr NR: the getppid syscall number (110, x86-64; 173 on arm64).
 --perf SCRIPT: the kernel's user stacks are the user part of the callchains
-of `perf script -F tid,ip` (perf record -g of the same getppid
+of `perf script -F tid,ip,dso` (perf record -g of the same getppid
 sys_enter events of PID, in the same order), not <user stack trace>
 entries (arm64 6.1 has no userstacktrace).
 
@@ -164,11 +164,13 @@ def main():
             want[p] = None
 
     if perf_script is not None:
-        # perf script -F tid,ip: a "TID" line per sample, then one
-        # "ADDR" line per callchain entry (kernel ones first), a blank
-        # line between samples. Only user addresses (below the kernel's
-        # half) are the kernel's user stack; samples of PID only (perf's
-        # filter keeps its getppid calls), in order, one per event.
+        # perf script -F tid,ip,dso: a "TID" line per sample, then one
+        # "ADDR (DSO)" line per callchain entry (kernel ones first), a
+        # blank line between samples. perf prints a user address as the
+        # offset in its file (map_ip(): ip - start + pgoff), so entries
+        # are (path, file offset) like ours; PROG's only, as k2file()
+        # gives for userstacktrace. Samples of PID only (perf's filter
+        # keeps its getppid calls), in order, one per event.
         samples, cur = [], None
         for ln in open(perf_script, errors='replace'):
             f = ln.split()
@@ -180,13 +182,13 @@ def main():
                 if cur is not False:
                     samples.append(cur)
                 continue
-            if cur is not False:
-                a = int(f[0], 16)
-                if a < (1 << 63):
-                    cur.append(a)
+            if cur is not False and len(f) >= 2:
+                dso = f[1].strip('()')
+                cur.append((dso, int(f[0], 16)) if not dso.startswith('[') else None)
         print('kernel_samples=%d' % len(samples))
         for i, st in enumerate(samples[:len(events)]):
-            events[i][0] = st
+            # kernel frames (None) dropped: the user part, innermost first
+            events[i][0] = [x for x in st if x is not None]
 
     cookies = [e[1] for e in events if e[1]]
     compared = frames = mismatch = caller_wrong = 0
@@ -199,7 +201,10 @@ def main():
         compared += 1
         bad = False
         for j, addr in enumerate(kst):
-            kf = k2file(addr)
+            if isinstance(addr, tuple):   # --perf: (path, offset) already
+                kf = addr if addr[0] == prog else None
+            else:
+                kf = k2file(addr)
             if kf is None or j >= len(o):
                 continue
             frames += 1
@@ -209,7 +214,7 @@ def main():
             mismatch += 1
             if len(examples) < 3:
                 examples.append('event %d cookie %#x kernel %s ours %s' % (
-                    i, c, [k2file(a) for a in kst[:3]], o[:3]))
+                    i, c, [a if isinstance(a, tuple) else k2file(a) for a in kst[:3]], o[:3]))
         if len(o) < 2 or o[1][0] != prog or func_of(o[1][1] - 1) != expect:
             caller_wrong += 1
             if len(examples) < 3:

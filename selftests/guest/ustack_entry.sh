@@ -90,7 +90,7 @@ run() {
 	local -a kst=()
 	if [ $KSTACKS = perf ]; then
 		sed 's/^/# perf: /' "$TMPD/$L.perr"
-		perf script -i "$TMPD/$L.perf" -F tid,ip >"$TMPD/$L.pscript" 2>"$TMPD/$L.perr"
+		perf script -i "$TMPD/$L.perf" -F tid,ip,dso >"$TMPD/$L.pscript" 2>"$TMPD/$L.perr"
 		sed 's/^/# perf script: /' "$TMPD/$L.perr" | head -n 5
 		kst=(--perf "$TMPD/$L.pscript")
 	fi
