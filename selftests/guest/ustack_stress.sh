@@ -357,8 +357,12 @@ if command -v trace-cmd >/dev/null; then
 		[ -s "$out.dat" ] || while IFS= read -r l; do diag "$l"; done < <(tail -n 5 "$out.rec")
 		trace-cmd report -i "$out.dat" >"$out.txt" 2>"$out.err"
 		check "$L: trace-cmd report" test -s "$out.txt"
-		check "$L: no [FAILED TO PARSE]" eval "! grep -q 'FAILED TO PARSE' $out.txt"
-		while IFS= read -r l; do diag "${l:0:300}"; done < <(grep -m 3 'FAILED TO PARSE' "$out.txt")
+		# ours only: libtraceevent 1.7.1 cannot parse the print format
+		# of the kernel's own kmem:mm_page_alloc on arm64 (the fault
+		# source there; its pfn_to_page() arithmetic)
+		grep 'FAILED TO PARSE' "$out.txt" | grep -v " ${UFAULT_EV#*:}: " >"$out.fail"
+		check "$L: no [FAILED TO PARSE] (but ${UFAULT_EV#*:})" eval "[ ! -s $out.fail ]"
+		while IFS= read -r l; do diag "${l:0:300}"; done < <(head -n 3 "$out.fail")
 		check "$L: no 'bad op token'" eval "! grep -q 'bad op token' $out.txt $out.err"
 		check_eq "$L: report: nothing on stderr" "$(<"$out.err")" ""
 		check "$L: user_stack records" grep -q ' user_stack: ' "$out.txt"
