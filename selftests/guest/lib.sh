@@ -26,6 +26,18 @@ T=${T:-/sys/kernel/tracing}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PY=/usr/bin/python3
 TMPD=$(mktemp -d /tmp/fsm-guest.XXXXXX)
+# ARCH: the guest's machine (x86_64, aarch64). UFAULT_EV: a static trace
+# event in the kernel entry of a user page fault, as SYSTEM:EVENT, and
+# UFAULT_DIR its events/ directory. x86 has exceptions:page_fault_user;
+# arm64 6.1 has no fault event, and kmem:mm_page_alloc fires in the fault
+# that gives a fresh anonymous page (from the faulting task, user registers
+# saved), which is what the test programs' ustack_touch does.
+ARCH=$(uname -m)
+case $ARCH in
+aarch64) UFAULT_EV=kmem:mm_page_alloc ;;
+*) UFAULT_EV=exceptions:page_fault_user ;;
+esac
+UFAULT_DIR=${UFAULT_EV/://}
 _n=0
 _fails=0
 _later=$TMPD/later

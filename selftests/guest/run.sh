@@ -47,7 +47,7 @@ for t in "${tests[@]}"; do
 		echo "ok $n - $t ($(($(date +%s) - start))s)"
 	else
 		fail=$((fail + 1))
-		echo "not ok $n - $t (exit $rc)"
+		echo "not ok $n - $t (exit $rc, $(($(date +%s) - start))s)"
 	fi
 done
 echo "# $pass passed, $fail failed"

@@ -3,8 +3,9 @@
 #
 # ustack_chain.sh MODULE.ko - deferred user stacks end to end: a test
 # program with a known call chain (selftests/guest/ustack/chain.c, built
-# here 64-bit and -m32 through scripts/m32-cc) issues raw syscalls and page
-# faults; the user_stack records, resolved through the file_map records
+# here 64-bit and, on x86, -m32 through scripts/m32-cc; on arm64 the
+# AArch32 -marm and -mthumb builds come from the host) issues raw syscalls
+# and page faults; the user_stack records, resolved through the file_map records
 # (path + offset, addr2line), name exactly that chain, innermost first.
 # Also: one walk per kernel entry (stat), fork/threads/signals/exec,
 # rmmod right after the load with works pending.
@@ -17,26 +18,55 @@ CFLAGS=(-O1 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pth
 SRC=$HERE/ustack/chain.c
 U=$T/instances/ust
 
+# AArch32 programs: Debian's arm64 gcc has no 32-bit target, so they are
+# cross-built on the host (scripts/build-aarch32, run by
+# scripts/build-module arm64|arm64-debug) into build/aarch32 (or
+# $FSM_AARCH32_DIR); the guest sees the host's checkout.
+A32DIR=${FSM_AARCH32_DIR:-$HERE/../../build/aarch32}
+
 build() {
 	check "gcc 64-bit chain" gcc "${CFLAGS[@]}" -o "$TMPD/chain64" "$SRC"
-	# scripts/deps installs gcc-12-multilib: a missing -m32 toolchain is
-	# a failure, not a skip.
-	check "gcc -m32 chain (scripts/m32-cc)" \
-		"$HERE/../../scripts/m32-cc" "${CFLAGS[@]}" -o "$TMPD/chain32" "$SRC"
+	case $ARCH in
+	x86_64)
+		# scripts/deps installs gcc-12-multilib: a missing -m32
+		# toolchain is a failure, not a skip.
+		check "gcc -m32 chain (scripts/m32-cc)" \
+			"$HERE/../../scripts/m32-cc" "${CFLAGS[@]}" -o "$TMPD/chain32" "$SRC"
+		;;
+	aarch64)
+		# a missing binary is a failure: the host step did not run
+		local m
+		for m in arm thumb; do
+			check "AArch32 -m$m chain built on the host ($A32DIR/chain-$m; scripts/build-aarch32)" \
+				cp "$A32DIR/chain-$m" "$TMPD/chain-$m"
+		done
+		;;
+	esac
 }
-
 # setup: instance with raw syscalls + user page faults as sources
 setup() {
 	mkdir "$U"
-	echo 'raw_syscalls:sys_enter exceptions:page_fault_user' >"$U/stack_map_events"
+	echo "raw_syscalls:sys_enter $UFAULT_EV" >"$U/stack_map_events"
 	echo 8192 >"$U/buffer_size_kb"
 	echo 1 >"$U/events/raw_syscalls/sys_enter/enable"
-	echo 1 >"$U/events/exceptions/page_fault_user/enable"
+	echo 1 >"$U/events/$UFAULT_DIR/enable"
 	check "echo 1 > options/stackmap" eval "echo 1 > $U/options/stackmap"
 	check "echo 1 > options/stackmap_user" eval "echo 1 > $U/options/stackmap_user"
 	check_eq "options/stackmap_user reads 1" "$(<"$U/options/stackmap_user")" 1
 	check_eq "user_stack enabled with it" "$(<"$U/events/stackmap/user_stack/enable")" 1
 	check_eq "file_map enabled with it" "$(<"$U/events/stackmap/file_map/enable")" 1
+}
+
+# text_bias PROG: the virtual address minus the file offset of PROG's first
+# LOAD segment: 0 for a position-independent program, 0x10000 for a static
+# AArch32 one (Debian's armhf toolchain has no -static-pie). The user_stack
+# frames are file offsets; addr2line wants addresses.
+text_bias() {
+	local t off va
+	while read -r t off va _; do
+		[ "$t" = LOAD ] && { echo $((va - off)); return; }
+	done < <(readelf -lW "$1")
+	echo 0
 }
 
 # resolve TRACE PROG LABEL: every user_stack whose frame 0 is in PROG
@@ -45,6 +75,8 @@ resolve() {
 	local trace=$1 prog=$2 L=$3 l id g path fr i n=0 bad=0 unknown=0 f off want got
 	local -A paths known
 	local -a a offs
+	local bias
+	bias=$(text_bias "$prog")
 	# one grep, then bash on the few lines that matter
 	grep -E ' (user_stack|file_map): ' "$trace" >"$TMPD/$L.u"
 	while IFS= read -r l; do
@@ -78,6 +110,7 @@ resolve() {
 				[ "${paths[$f]}" = "$prog" ] || break
 				off=$((a[2 * i + 1] & 0xffffffffffffff))
 				((i > 0)) && off=$((off - 1))
+				off=$((off + bias))
 				offs+=("$(printf '0x%x' "$off")")
 			done
 			n=$((n + 1))
@@ -152,6 +185,108 @@ resolve() {
 	done <"$TMPD/$L.uoffs"
 }
 
+# resolve_prefix TRACE PROG LABEL: GCC -mthumb code, where r7 points at the
+# locals below the frame record: the walk stops early (Documentation/
+# ustack.rst "AArch32"). Every user_stack of PROG whose frame 0 is
+# ustack_sys or ustack_touch must be flagged aarch32 and unreliable
+# (0x1|0x80), reach at least ustack_f6, and name a prefix of the known chain
+# (nothing wrong, possibly incomplete).
+resolve_prefix() {
+	local trace=$1 prog=$2 L=$3 l id g fr fl ir f off i bias got n=0 bad=0 flagbad=0
+	local want='ustack_f6 ustack_f5 ustack_f4 ustack_f3 ustack_f2 ustack_f1 main'
+	local -A paths known
+	local -a a offs
+	bias=$(text_bias "$prog")
+	grep -E ' (user_stack|file_map): ' "$trace" >"$TMPD/$L.u"
+	: >"$TMPD/$L.offs"
+	while IFS= read -r l; do
+		case $l in
+		*" file_map: "*)
+			id=${l#* file_id=}; id=${id%% *}
+			f=${l#* path=}; f=${f%% build_id=*}
+			paths[$id]=$f
+			;;
+		*" user_stack: "*)
+			fr=${l#* frames=\{}; fr=${fr%\}*}
+			id=${l#* ustack_id=}; id=${id%% *}
+			g=${l#* gen=}; g=${g%% *}
+			if [ -n "$fr" ]; then
+				[ "$id" != 4294967295 ] && known[$g.$id]=$fr
+			elif [ "$id" != 4294967295 ]; then
+				fr=${known[$g.$id]}
+			fi
+			fl=${l#* flags=}; fl=${fl%% *}
+			IFS=, read -r -a a <<<"$fr"
+			[ ${#a[@]} -ge 2 ] || continue
+			[ "${paths[${a[0]}]}" = "$prog" ] || continue
+			offs=()
+			for ((i = 0; 2 * i + 1 < ${#a[@]}; i++)); do
+				[ "${paths[${a[$((2 * i))]}]}" = "$prog" ] || break
+				off=$((a[2 * i + 1] & 0xffffffffffffff))
+				((i > 0)) && off=$((off - 1))
+				offs+=("$(printf '0x%x' $((off + bias)))")
+			done
+			ir=${l#* id_reason=}; ir=${ir%% *}
+			echo "$fl $ir ${offs[*]}" >>"$TMPD/$L.offs"
+			;;
+		esac
+	done <"$TMPD/$L.u"
+	sort -u "$TMPD/$L.offs" >"$TMPD/$L.uoffs"
+	while read -r fl ir l; do
+		# shellcheck disable=SC2086 # one offset per word
+		got=$(addr2line -f -e "$prog" $l | sed -n 'p;n' | tr '\n' ' ')
+		got=${got% }
+		case $got in
+		ustack_sys* | ustack_touch*) ;;
+		*) continue ;;
+		esac
+		n=$((n + 1))
+		[ $((fl & 0x81)) = $((0x81)) ] || { flagbad=$((flagbad + 1)); diag "$L: flags $fl: $got"; }
+		case "${got#* } " in
+		"$want "*) ok "$L: chain (complete) $got" ;;
+		ustack_f6\ *)
+			if [[ "$want " == "${got#* } "* ]]; then
+				ok "$L: chain (a prefix, flags $fl, id_reason $ir) $got"
+			else
+				nok "$L: chain: got '$got', not a prefix of 'ustack_sys|ustack_touch $want'"
+			fi
+			;;
+		*) bad=$((bad + 1)); nok "$L: chain: got '$got', want at least 'ustack_sys|ustack_touch ustack_f6'" ;;
+		esac
+	done <"$TMPD/$L.uoffs"
+	check "$L: user stacks of the program from ustack_sys/ustack_touch found ($n)" [ "$n" -gt 0 ]
+	check_eq "$L: each flagged aarch32|unreliable (0x81)" "$flagbad" 0
+}
+
+# flags_all TRACE PROG MASK LABEL: every user_stack record that carries a
+# walk (reason 0) starting in PROG has the flag bits MASK (e.g. 0x1: a
+# compat stack, aarch32 or ia32). By frame 0's file, not by comm: the trace
+# prints the comm a pid has when it is read, so the syscalls of the shell
+# child before it exec'd PROG show PROG's name too (64-bit stacks, no 0x1).
+flags_all() {
+	local l fl id f n=0 bad=0
+	local -A ids
+	while IFS= read -r l; do
+		case $l in
+		*" file_map: "*)
+			f=${l#* path=}; f=${f%% build_id=*}
+			id=${l#* file_id=}; id=${id%% *}
+			[ "$f" = "$2" ] && ids[$id]=1
+			;;
+		*" user_stack: "*" reason=0 "*" frames={"[0-9a-fx]*)
+			f=${l#* frames=\{}; f=${f%%,*}
+			[ -n "${ids[$f]:-}" ] || continue
+			n=$((n + 1))
+			fl=${l#* flags=}; fl=${fl%% *}
+			[ $((fl & $3)) = $(($3)) ] && continue
+			bad=$((bad + 1))
+			[ $bad -le 3 ] && diag "$4: flags $fl: ${l:0:300}"
+			;;
+		esac
+	done <"$1"
+	check "$4: user_stack records starting in ${2##*/} ($n) all have flags $3" [ "$n" -gt 0 -a "$bad" = 0 ]
+}
+
 tracing_clean
 build
 check "load" load
@@ -166,7 +301,8 @@ run_prog() {
 	echo 0 >"$U/tracing_on"
 	cp "$U/trace" "$TMPD/$L.trace"
 	cp "$U/stack_map_stat" "$TMPD/$L.stat"
-	resolve "$TMPD/$L.trace" "$bin" "$L"
+	diag "$L: user_entries $(stat_get "$TMPD/$L.stat" user_entries) user_arena_used $(stat_get "$TMPD/$L.stat" user_arena_used)/$(stat_get "$TMPD/$L.stat" user_arena_size) user_fallbacks $(stat_get "$TMPD/$L.stat" user_fallbacks) user_drops_arena_full $(stat_get "$TMPD/$L.stat" user_drops_arena_full)"
+	${RESOLVE:-resolve} "$TMPD/$L.trace" "$bin" "$L"
 }
 run_prog "$TMPD/chain64" c64 20
 s=$TMPD/c64.stat
@@ -181,6 +317,20 @@ check "walks queued ($q) <= requests ($r), and some ($q > 0)" [ "$q" -le "$r" -a
 check "cookies in stack_id_user records" eval 'grep -Eq "stack_id_user: .*cookie=0x[1-9a-f]" $TMPD/c64.trace'
 if [ -x "$TMPD/chain32" ]; then
 	run_prog "$TMPD/chain32" c32 20
+	flags_all "$TMPD/c32.trace" "$TMPD/chain32" 0x1 c32
+fi
+if [ -x "$TMPD/chain-arm" ]; then
+	# A32 (GCC -marm): the exact chain, as on x86
+	run_prog "$TMPD/chain-arm" a32 20
+	flags_all "$TMPD/a32.trace" "$TMPD/chain-arm" 0x1 a32
+fi
+if [ -x "$TMPD/chain-thumb" ]; then
+	# Thumb (GCC -mthumb): a flagged prefix of the chain
+	RESOLVE=resolve_prefix run_prog "$TMPD/chain-thumb" t32 20
+	# 0x1 only: static glibc's assembly routines in it are A32 code, and
+	# a walk that starts there is not flagged unreliable (seen: a fault
+	# in one, flags 0x11); resolve_prefix wants 0x81 from our Thumb code
+	flags_all "$TMPD/t32.trace" "$TMPD/chain-thumb" 0x1 t32
 fi
 run_prog "$TMPD/chain64" fork 10 fork
 run_prog "$TMPD/chain64" thread 10 thread

@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""ustack_entry.py TRACE MAPS PROG PID - compare, event by event, the user
-stacks of ftrace_stackmap with the kernel's own options/userstacktrace.
+"""ustack_entry.py [--perf SCRIPT] [--nr NR] TRACE MAPS PROG PID - compare,
+event by event, the user stacks of ftrace_stackmap with the kernel's own
+(options/userstacktrace, or perf's callchains).
+
+--nr NR: the getppid syscall number (110, x86-64; 173 on arm64).
+--perf SCRIPT: the kernel's user stacks are the user part of the callchains
+of `perf script -F tid,ip,dso` (perf record -g of the same getppid
+sys_enter events of PID, in the same order), not <user stack trace>
+entries (arm64 6.1 has no userstacktrace).
 
 TRACE is an instance's `trace` file in which raw_syscalls:sys_enter is a
 source event, options/stackmap, options/stackmap_user and
@@ -52,7 +59,18 @@ def ints(braced):
 
 
 def main():
-    trace, maps_file, prog, pid = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    args = sys.argv[1:]
+    perf_script, nr = None, 110
+    while args and args[0].startswith('--'):
+        if args[0] == '--perf':
+            perf_script = args[1]
+        elif args[0] == '--nr':
+            nr = int(args[1])
+        else:
+            sys.exit('ustack_entry.py: unknown option %s' % args[0])
+        args = args[2:]
+    trace, maps_file, prog, pid = args[0], args[1], args[2], args[3]
+    nr_prefix = 'NR %d ' % nr
     maps = []
     for ln in open(maps_file):
         f = ln.split()
@@ -130,9 +148,10 @@ def main():
         if p != mine:
             continue
         st = want.get(p)
-        if ev == 'sys_enter' and rest.startswith('NR 110 '):
+        if ev == 'sys_enter' and rest.startswith(nr_prefix):
             events.append([[], None])
-            want[p] = 'kstack'
+            # with --perf there is no <user stack trace> entry
+            want[p] = 'stack_id' if perf_script else 'kstack'
         elif ev == '<user stack trace>':
             if st == 'kstack':
                 cur_ust = events[-1][0]
@@ -143,6 +162,33 @@ def main():
             c = ints(kv(rest).get('cookie', '{}'))
             events[-1][1] = c[0] if c else None
             want[p] = None
+
+    if perf_script is not None:
+        # perf script -F tid,ip,dso: a "TID" line per sample, then one
+        # "ADDR (DSO)" line per callchain entry (kernel ones first), a
+        # blank line between samples. perf prints a user address as the
+        # offset in its file (map_ip(): ip - start + pgoff), so entries
+        # are (path, file offset) like ours; PROG's only, as k2file()
+        # gives for userstacktrace. Samples of PID only (perf's filter
+        # keeps its getppid calls), in order, one per event.
+        samples, cur = [], None
+        for ln in open(perf_script, errors='replace'):
+            f = ln.split()
+            if not f:
+                cur = None
+                continue
+            if cur is None:
+                cur = [] if f[0] == mine else False
+                if cur is not False:
+                    samples.append(cur)
+                continue
+            if cur is not False and len(f) >= 2:
+                dso = f[1].strip('()')
+                cur.append((dso, int(f[0], 16)) if not dso.startswith('[') else None)
+        print('kernel_samples=%d' % len(samples))
+        for i, st in enumerate(samples[:len(events)]):
+            # kernel frames (None) dropped: the user part, innermost first
+            events[i][0] = [x for x in st if x is not None]
 
     cookies = [e[1] for e in events if e[1]]
     compared = frames = mismatch = caller_wrong = 0
@@ -155,7 +201,10 @@ def main():
         compared += 1
         bad = False
         for j, addr in enumerate(kst):
-            kf = k2file(addr)
+            if isinstance(addr, tuple):   # --perf: (path, offset) already
+                kf = addr if addr[0] == prog else None
+            else:
+                kf = k2file(addr)
             if kf is None or j >= len(o):
                 continue
             frames += 1
@@ -165,7 +214,7 @@ def main():
             mismatch += 1
             if len(examples) < 3:
                 examples.append('event %d cookie %#x kernel %s ours %s' % (
-                    i, c, [k2file(a) for a in kst[:3]], o[:3]))
+                    i, c, [a if isinstance(a, tuple) else k2file(a) for a in kst[:3]], o[:3]))
         if len(o) < 2 or o[1][0] != prog or func_of(o[1][1] - 1) != expect:
             caller_wrong += 1
             if len(examples) < 3:

@@ -8,9 +8,10 @@
 # identical user registers at the kernel entry (same ip, sp, bp, syscall
 # number); only the return address on the user stack differs. With
 # raw_syscalls:sys_enter as a source, options/stackmap_user and the kernel's
-# own options/userstacktrace on in one instance, every event must get its
-# own cookie (one entry each) and a user stack equal to the kernel's, frame
-# by frame (ustack_entry.py), naming the right caller.
+# own options/userstacktrace on in one instance (on arm64: perf record -g,
+# see KSTACKS below), every event must get its own cookie (one entry each)
+# and a user stack equal to the kernel's, frame by frame
+# (ustack_entry.py), naming the right caller.
 # Also: a task work that could not be queued (test_fail_queue_pid) ends its
 # entry: the task's later events still get user stacks.
 # shellcheck disable=SC2016 # eval '...' expands later, on purpose
@@ -45,29 +46,64 @@ teardown() {
 	rmdir "$U"
 }
 
+# The kernel's own user stacks to compare with. x86-64: options/userstacktrace
+# (a <user stack trace> after each event). Debian's arm64 6.1 kernel has no
+# CONFIG_USER_STACKTRACE_SUPPORT (arm64 implements arch_stack_walk_user only
+# from 6.10 on): the option is accepted there and records nothing. Its
+# user-stack walker is perf's (perf_callchain_user(): the same frame records
+# {x29, x30} from regs->pc, pointer-authentication bits stripped), so PROG
+# runs under perf record -g with the same getppid events (linux-perf, in the
+# arm64 root), and ustack_entry.py takes the samples' user callchains.
+case $ARCH in
+aarch64) NR_GETPPID=173 KSTACKS=perf ;;
+*) NR_GETPPID=110 KSTACKS=userstacktrace ;;
+esac
+diag "the kernel's user stacks: $KSTACKS"
+
 # run LABEL [FAILQ]: PROG N in the instance; its trace, maps and stats in
 # $TMPD. FAILQ: the first task-work queue of PROG fails (test_fail_queue_pid).
 run() {
-	local L=$1 pid
+	local L=$1 pid=
+	local -a wrap=()
 	echo >"$U/trace"
-	rm -f "$TMPD/go"
-	mkfifo "$TMPD/go"
-	# the child blocks in open() of the fifo until "echo go": the pid is
-	# known (and the hook set) before PROG runs
-	"$PROG" "$N" <"$TMPD/go" >"$TMPD/$L.maps" &
-	pid=$!
+	[ $KSTACKS = perf ] && wrap=(perf record -q -g -e raw_syscalls:sys_enter
+		--filter "id == $NR_GETPPID" -o "$TMPD/$L.perf" --)
+	# PROG prints its pid and maps, then waits for a line: the pid is
+	# known (and the hook set) before its first getppid
+	coproc EP { exec "${wrap[@]}" "$PROG" "$N" 2>"$TMPD/$L.perr"; }
+	read -r -t 60 -u "${EP[0]}" line
+	[[ $line == "pid "* ]] && pid=${line#pid }
+	: >"$TMPD/$L.maps"
+	while read -r -t 60 -u "${EP[0]}" line && [ "$line" != ready ]; do
+		echo "$line" >>"$TMPD/$L.maps"
+	done
+	check "$L: PROG started (pid ${pid:-?})" [ -n "$pid" ]
 	# only PROG's events (and so only its stack_id and user_stack records)
 	echo "$pid" >"$U/set_event_pid"
 	[ -z "${2:-}" ] || echo "$pid" >/sys/module/ftrace_stackmap/parameters/test_fail_queue_pid
-	echo go >"$TMPD/go"
-	wait $pid
+	echo go >&"${EP[1]}"
+	wait "$EP_PID"
 	echo "$pid" >"$TMPD/$L.pid"
 	nap 0.2
 	cat "$U/trace" >"$TMPD/$L.trace"
 	cat "$U/stack_map_stat" >"$TMPD/$L.stat"
-	$PY "$HERE/ustack_entry.py" "$TMPD/$L.trace" "$TMPD/$L.maps" "$PROG" "$pid" \
+	local -a kst=()
+	if [ $KSTACKS = perf ]; then
+		sed 's/^/# perf: /' "$TMPD/$L.perr"
+		perf script -i "$TMPD/$L.perf" -F tid,ip,dso >"$TMPD/$L.pscript" 2>"$TMPD/$L.perr"
+		sed 's/^/# perf script: /' "$TMPD/$L.perr" | head -n 5
+		kst=(--perf "$TMPD/$L.pscript")
+	fi
+	$PY "$HERE/ustack_entry.py" "${kst[@]}" --nr "$NR_GETPPID" \
+		"$TMPD/$L.trace" "$TMPD/$L.maps" "$PROG" "$pid" \
 		>"$TMPD/$L.res" 2>"$TMPD/$L.err"
 	sed 's/^/# /' "$TMPD/$L.err"
+	if [ "$(res "$L" frames)" = 0 ]; then
+		# nothing compared: show what the comparison had
+		sed 's/^/# maps: /' "$TMPD/$L.maps"
+		[ $KSTACKS = perf ] && sed 's/^/# perf script: /' "$TMPD/$L.pscript" | head -n 24
+	fi
+	return 0
 }
 
 # res LABEL KEY: a key=value result of ustack_entry.py
@@ -86,7 +122,7 @@ ev=$(res entry events)
 check_eq "entry: $((2 * N)) getppid events traced" "$ev" $((2 * N))
 check_eq "entry: each event's stack_id record has a cookie" "$(res entry cookies)" "$ev"
 check_eq "entry: one cookie per event (one kernel entry each)" "$(res entry distinct)" "$ev"
-check_eq "entry: every event has both stacks (ours, options/userstacktrace)" \
+check_eq "entry: every event has both stacks (ours, the kernel's: $KSTACKS)" \
 	"$(res entry compared)" "$ev"
 check "entry: frames compared ($(res entry frames))" [ "$(res entry frames)" -ge $((3 * ev)) ]
 check_eq "entry: our user stack equals the kernel's, event by event" "$(res entry mismatch)" 0

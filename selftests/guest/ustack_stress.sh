@@ -33,10 +33,15 @@ BOUND=60	# seconds any workload may take before it counts as stuck
 # On the debug kernel the fork load stays below the table size, trace-cmd
 # records the top level only, and KASAN's quarantine keeps freed
 # task_structs counted as active (no slab check).
+# Debian's arm64 kernel under TCG (qemu-system-aarch64, where
+# kmem:mm_page_alloc is the fault source and fires for every page) is
+# slower too: the smaller loops, but still more forks than task slots.
 BURST=30 FORKS=150 LOADF=100 LOADR=5 TCB=10 DEBUG=0
-case ${FSM_VM_KERNEL:-} in debug | arm64-debug)
-	BURST=10 FORKS=40 LOADF=15 LOADR=1 TCB=3 BOUND=180 DEBUG=1
-	;;
+case ${FSM_VM_KERNEL:-} in
+debug | arm64-debug)
+	BURST=10 FORKS=40 LOADF=15 LOADR=1 TCB=3 BOUND=180 DEBUG=1 ;;
+arm64)
+	BURST=10 FORKS=130 LOADF=15 LOADR=1 TCB=3 BOUND=180 ;;
 esac
 
 # cookie_of LINE: CK = the cookie of a stack_id/user_stack line, "" when
@@ -338,9 +343,9 @@ rmdir "$E"
 
 # ---- 5. trace-cmd record + report ----------------------------------------
 if command -v trace-cmd >/dev/null; then
-	tc_src='raw_syscalls:sys_enter exceptions:page_fault_user'
+	tc_src="raw_syscalls:sys_enter $UFAULT_EV"
 	tc_ev=(-e stackmap
-		-e raw_syscalls:sys_enter -e exceptions:page_fault_user)
+		-e raw_syscalls:sys_enter -e "$UFAULT_EV")
 	tc() { # LABEL [-B NAME]
 		local L=$1 out
 		shift
@@ -352,8 +357,12 @@ if command -v trace-cmd >/dev/null; then
 		[ -s "$out.dat" ] || while IFS= read -r l; do diag "$l"; done < <(tail -n 5 "$out.rec")
 		trace-cmd report -i "$out.dat" >"$out.txt" 2>"$out.err"
 		check "$L: trace-cmd report" test -s "$out.txt"
-		check "$L: no [FAILED TO PARSE]" eval "! grep -q 'FAILED TO PARSE' $out.txt"
-		while IFS= read -r l; do diag "${l:0:300}"; done < <(grep -m 3 'FAILED TO PARSE' "$out.txt")
+		# ours only: libtraceevent 1.7.1 cannot parse the print format
+		# of the kernel's own kmem:mm_page_alloc on arm64 (the fault
+		# source there; its pfn_to_page() arithmetic)
+		grep 'FAILED TO PARSE' "$out.txt" | grep -v " ${UFAULT_EV#*:}: " >"$out.fail"
+		check "$L: no [FAILED TO PARSE] (but ${UFAULT_EV#*:})" eval "[ ! -s $out.fail ]"
+		while IFS= read -r l; do diag "${l:0:300}"; done < <(head -n 3 "$out.fail")
 		check "$L: no 'bad op token'" eval "! grep -q 'bad op token' $out.txt $out.err"
 		check_eq "$L: report: nothing on stderr" "$(<"$out.err")" ""
 		check "$L: user_stack records" grep -q ' user_stack: ' "$out.txt"
@@ -395,7 +404,7 @@ slab_tasks() { # active task_structs
 	echo "$l"
 }
 tasks0=$(slab_tasks)
-inst rl 'raw_syscalls:sys_enter exceptions:page_fault_user timer:hrtimer_expire_entry'
+inst rl "raw_syscalls:sys_enter $UFAULT_EV timer:hrtimer_expire_entry"
 pids=()
 timeout "$BOUND" "$ST" spin 3000 & pids+=($!)
 timeout "$BOUND" "$ST" forkload "$LOADF" & pids+=($!)

@@ -6,8 +6,10 @@
  *                                         -> ustack_touch  (page fault)
  *
  * Built with -O1 -fno-omit-frame-pointer -fno-inline
- * -fno-optimize-sibling-calls, 64-bit and -m32. The syscall is issued
- * with inline asm: Debian's glibc has no frame pointers.
+ * -fno-optimize-sibling-calls: x86-64 and -m32 (ia32), AArch64, and
+ * AArch32 -marm and -mthumb (cross-built on the host: scripts/build-module
+ * arm64). The syscall is issued with inline asm: Debian's glibc has no
+ * frame pointers.
  *
  * Usage: chain N [fork|thread|exec|signal|stdin]
  *
@@ -43,10 +45,36 @@ NI long ustack_sys(void)
 {
 	long ret;
 
-#ifdef __x86_64__
+#if defined(__x86_64__)
 	asm volatile("syscall" : "=a"(ret) : "a"(110L) : "rcx", "r11", "memory");
-#else
+#elif defined(__i386__)
 	asm volatile("int $0x80" : "=a"(ret) : "a"(64L) : "memory");
+#elif defined(__aarch64__)
+	register long x0 asm("x0");
+	register long x8 asm("x8") = 173;	/* __NR_getppid, asm-generic */
+
+	asm volatile("svc #0" : "=r"(x0) : "r"(x8) : "memory");
+	ret = x0;
+#elif defined(__arm__) && defined(__thumb__)
+	/*
+	 * Thumb: r7 is the frame pointer and the EABI syscall number both;
+	 * save it around the svc as glibc's inline wrappers do (the
+	 * caller's r7 at [sp], the return address still in lr).
+	 */
+	register long r0 asm("r0");
+
+	asm volatile("push {r7}\n\tmovs r7, #64\n\tsvc #0\n\tpop {r7}"
+		     : "=r"(r0) : : "memory");
+	ret = r0;
+#elif defined(__arm__)
+	/* A32: the frame pointer is r11, r7 is free for the syscall number */
+	register long r0 asm("r0");
+	register long r7 asm("r7") = 64;	/* __NR_getppid, EABI */
+
+	asm volatile("svc #0" : "=r"(r0) : "r"(r7) : "memory");
+	ret = r0;
+#else
+#error "chain.c: add the raw getppid of this architecture"
 #endif
 	ustack_nop();
 	return ret;

@@ -13,8 +13,11 @@
  *
  * Built with -O1 -fno-omit-frame-pointer -fno-inline
  * -fno-optimize-sibling-calls (x86-64 or AArch64).
- * Usage: entry N - N times a then b; first prints its own mappings (the
- * lines of /proc/self/maps naming the executable), then "go".
+ * Usage: entry N - N times a then b; first prints "pid PID", its own
+ * mappings (the lines of /proc/self/maps naming the executable) and
+ * "ready", then waits for a line on stdin (the test sets its filters by
+ * PID meanwhile, and may run it under perf record), answers "go" (one
+ * write: an entry before the first getppid) and starts.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +75,7 @@ int main(int argc, char **argv)
 	if (len <= 0)
 		return 1;
 	exe[len] = 0;
+	printf("pid %d\n", (int)getpid());
 	f = fopen("/proc/self/maps", "r");
 	if (!f)
 		return 1;
@@ -79,6 +83,11 @@ int main(int argc, char **argv)
 		if (strstr(line, exe))
 			fputs(line, stdout);
 	fclose(f);
+	puts("ready");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		return 1;
+	/* an entry of its own before the first getppid (the FAILQ test's) */
 	puts("go");
 	fflush(stdout);
 	for (long i = 0; i < n; i++) {

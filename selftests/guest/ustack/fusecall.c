@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 typedef long (*fn_t)(long);
@@ -27,7 +28,7 @@ typedef long (*fn_t)(long);
 static __attribute__((noinline)) void call(fn_t fn, long n)
 {
 	for (long i = 0; i < n; i++)
-		fn(110);	/* getppid */
+		fn(SYS_getppid);
 	asm volatile("" ::: "memory");
 }
 

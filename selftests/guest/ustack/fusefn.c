@@ -10,6 +10,7 @@
  * continues into fusecall's own frames.
  */
 /* long fsm_fuse_fn(long nr): syscall nr, return its result */
+#if defined(__x86_64__)
 asm(".text\n"
     ".globl fsm_fuse_fn\n"
     ".type fsm_fuse_fn, @function\n"
@@ -21,3 +22,19 @@ asm(".text\n"
     "\tpop %rbp\n"
     "\tret\n"
     ".size fsm_fuse_fn, . - fsm_fuse_fn\n");
+#elif defined(__aarch64__)
+/* a frame record {x29, x30} at x29, as GCC's non-leaf prologue makes */
+asm(".text\n"
+    ".globl fsm_fuse_fn\n"
+    ".type fsm_fuse_fn, %function\n"
+    "fsm_fuse_fn:\n"
+    "\tstp x29, x30, [sp, #-16]!\n"
+    "\tmov x29, sp\n"
+    "\tmov x8, x0\n"
+    "\tsvc #0\n"
+    "\tldp x29, x30, [sp], #16\n"
+    "\tret\n"
+    ".size fsm_fuse_fn, . - fsm_fuse_fn\n");
+#else
+#error "fusefn.c: add fsm_fuse_fn for this architecture"
+#endif

@@ -2,7 +2,7 @@
 /*
  * stress.c - workloads for the user-stack stress tests and benchmark
  * (selftests/guest/ustack_stress.sh, tools/bench/ustack-guest.sh).
- * x86-64, built with -O1 -fno-omit-frame-pointer -fno-inline
+ * x86-64 or AArch64, built with -O1 -fno-omit-frame-pointer -fno-inline
  * -fno-optimize-sibling-calls -pthread. Known call chains:
  *
  *   spin MS       main -> st_spin1 -> st_spin2 -> st_spin_loop: a busy
@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,23 +44,35 @@ NI long st_sys3(long nr, long a, long b, long c)
 {
 	long ret;
 
+#if defined(__x86_64__)
 	asm volatile("syscall"
 		     : "=a"(ret)
 		     : "a"(nr), "D"(a), "S"(b), "d"(c)
 		     : "rcx", "r11", "memory");
+#elif defined(__aarch64__)
+	register long x8 asm("x8") = nr;
+	register long x0 asm("x0") = a;
+	register long x1 asm("x1") = b;
+	register long x2 asm("x2") = c;
+
+	asm volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
+	ret = x0;
+#else
+#error "stress.c: add the raw syscall of this architecture"
+#endif
 	st_nop();
 	return ret;
 }
 
 NI long st_burst2(void)
 {
-	long fd = st_sys3(257 /* openat */, -100 /* AT_FDCWD */,
+	long fd = st_sys3(SYS_openat, -100 /* AT_FDCWD */,
 			  (long)"/proc/self/stat", 0);
 	long r = -1;
 
 	if (fd >= 0) {
-		r = st_sys3(0 /* read */, fd, (long)buf, sizeof(buf));
-		st_sys3(3 /* close */, fd, 0, 0);
+		r = st_sys3(SYS_read, fd, (long)buf, sizeof(buf));
+		st_sys3(SYS_close, fd, 0, 0);
 	}
 	return r;
 }
@@ -99,7 +112,7 @@ NI void st_spin1(long ms) { st_spin2(ms); sink++; }
 static void *thread_fn(void *arg)
 {
 	(void)arg;
-	sink += st_sys3(110 /* getppid */, 0, 0, 0);
+	sink += st_sys3(SYS_getppid, 0, 0, 0);
 	return NULL;
 }
 
@@ -126,7 +139,7 @@ int main(int argc, char **argv)
 				st_burst1(3);
 				_exit(0);
 			}
-			st_sys3(110 /* getppid */, 0, 0, 0);
+			st_sys3(SYS_getppid, 0, 0, 0);
 			if (mode[1] == 'x' && mode[2] == 'e') {	/* execrace */
 				char *av[] = { argv[0], "quit", NULL };
 
