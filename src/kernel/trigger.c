@@ -236,6 +236,37 @@ static bool notrace fsm_trig_take(struct fsm_kl_trigger_data *data)
  *   A nested pair before the xchg leaves tag 0: no verdict. A nested pair
  *   after it cannot change what was taken. So the tag and the stamp used
  *   belong to one companion call.
+ *
+ * A post call never takes the verdict of an earlier hit (review s7). A
+ * judge (the companion, or a source's judge) sits right before its post
+ * data on the list: a source's pair is linked at the tail, the judge
+ * first, and unlinked together (fsm_srct_link_locked()); a companion is
+ * added at the head, right before its trigger (fsm_trig_comp_reg()). The
+ * only pointer to the post data is the judge's ->next, in the link it was
+ * added with and in any later one (list_del_rcu() leaves ->next as it
+ * was), and list_for_each_entry_rcu() calls an entry before it reads its
+ * ->next: every walk of file->triggers that calls a post has called its
+ * judge first. A walk is one of:
+ * - event_triggers_call() with the record, before the commit: the judge
+ *   writes this hit's verdict (a tag, or 0), and the walk adds the post's
+ *   type to tt only after that. event_triggers_post_call() calls the post
+ *   only for a type in tt: the post call of a hit always follows the
+ *   judge call of the same hit (nested events leave the slot as above);
+ * - an unconditional walk, event_triggers_call(file, NULL, NULL, NULL),
+ *   from trace_trigger_soft_disabled(): the event is in trigger mode
+ *   (another trigger's tm_ref) and TRIGGER_COND was clear when the flags
+ *   were read (no record is needed), e.g. the pair was linked after that
+ *   read and before its update_cond_flag(). It calls every data, the
+ *   post too, with no record, before the record exists. The judge clears
+ *   the slot then (fsm_verdict_none()), so the post finds no verdict.
+ * So the verdict a post takes was written in the same walk or hit. Before
+ * this, an unconditional walk left the slot alone: a hit whose post was
+ * skipped (its pair unlinked between its judge and its post: a refused
+ * removal, options/stackmap 1-0-1, relinked with no grace period) left a
+ * verdict that the next unconditional walk of the same task took: an id
+ * record with the stack of the later hit, written before that hit's own
+ * record, after the earlier one's. No sequence number is needed on top:
+ * the slot has one writer per walk, the judge, and it always writes.
  * Remaining ways to take a verdict that is not this hit's (not closed):
  * a flag or filter change and its undo, both between the companion and
  * the post trigger (ABA); a same-level nested hit of the same trigger
@@ -440,6 +471,22 @@ static void notrace fsm_verdict_judge(struct fsm_verdict_slots __percpu *slots,
 	preempt_enable_notrace();
 }
 
+/*
+ * An unconditional call of the judge (no record, see "The verdict"): no
+ * verdict at this level, so that the post data, which the same walk calls
+ * next, takes none. Context: the event (any).
+ */
+static void notrace fsm_verdict_none(struct fsm_verdict_slots __percpu *slots)
+{
+	unsigned char level;
+
+	preempt_disable_notrace();
+	level = interrupt_context_level();
+	if (likely(level < FSM_TRIG_LEVELS))
+		this_cpu_write(slots->v[level].tag, 0);
+	preempt_enable_notrace();
+}
+
 #define FSM_VERDICT_NONE	-1
 
 /*
@@ -502,8 +549,10 @@ static void notrace fsm_trig_judge(struct fsm_kl_trigger_data *data,
 {
 	struct fsm_trig *t = container_of(data, struct fsm_trig, comp);
 
-	if (!rec)	/* an unconditional call: no record to judge */
+	if (!rec) {	/* an unconditional call: the post comes next */
+		fsm_verdict_none(&fsm_verdicts);
 		return;
+	}
 	fsm_verdict_judge(&fsm_verdicts, (unsigned long)t, t->file,
 			  fsm_trig_will_post(t->data, rec), rec, buffer, rbe);
 }
@@ -1213,8 +1262,10 @@ static void notrace fsm_srct_judge(struct fsm_kl_trigger_data *data,
 	struct fsm_src_trig *st = container_of(data, struct fsm_src_trig,
 					       judge);
 
-	if (!rec)	/* an unconditional call (another trigger's soft mode) */
+	if (!rec) {	/* an unconditional call: the post comes next */
+		fsm_verdict_none(&fsm_src_verdicts);
 		return;
+	}
 	local64_inc(&this_cpu_ptr(st->src->pc)->judged);
 	/* linked: the file is alive, and it is the one calling us */
 	fsm_verdict_judge(&fsm_src_verdicts, (unsigned long)st, st->src->file,
