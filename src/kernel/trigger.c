@@ -1232,6 +1232,8 @@ struct fsm_src_trig {
 	bool removal;	/* unlinked by the removal hook's entry (event_mutex) */
 	bool pinned;	/* a reference on src->file (event_file_get()) */
 	u8 freed;	/* halves the kernel took off itself (event_mutex) */
+	/* counts of the kernel's buffered events held (event_mutex), below */
+	u8 paid;
 };
 
 static bool fsm_srct_ready;
@@ -1241,15 +1243,41 @@ static bool fsm_srct_ready;
  * disarms them. So each source holds a reference on its event file
  * (event_file_get(), 6.1.192: a removed file is only marked
  * EVENT_FILE_FL_FREED while referenced), and a pair is never linked while
- * kprobes are disarmed. Disarming them while pairs are linked, then
- * removing an instance or a dynamic event, leaves the kernel's own
- * clear_event_triggers() to free our data (fsm_srct_free_data(): the
- * pair is then off the list; tm_ref underflows on the dying file), or a
- * pair on a removed file that nothing calls (the pinned memory stays
- * valid for our unlink). Wrong counts and a kernel warning, no memory
- * corruption.
+ * kprobes are disarmed.
+ *
+ * Disarming them while pairs are linked, then removing an instance, leaves
+ * the kernel's own clear_event_triggers() to take our data off. For each
+ * data it calls trace_event_trigger_enable_disable(file, 0) before
+ * ops->free: a tm_ref we never took. Our data sit at the tail, after
+ * every data that holds a tm_ref, so tm_ref is 0 when ours come: it goes
+ * negative, the file leaves trigger mode, sm_ref goes negative and the
+ * file leaves soft mode, and trace_buffered_event_disable() drops one
+ * count of the kernel's buffered events (global) that nobody took: the
+ * count reaches 0 under other users (their pages freed) or warns (review
+ * s7). No hook can run first (disarmed: the point), and nothing but a
+ * kprobe sees that path. So the module pays in advance:
+ * - fsm_srctrig_link() takes two counts of buffered events
+ *   (trace_buffered_event_enable(), under event_mutex, as the kernel
+ *   does) before a pair is first linked, one per data (st->paid);
+ * - fsm_srct_free_data() (the kernel took a data off) sets the file's
+ *   tm_ref and sm_ref back to 0 if negative (the file is being removed;
+ *   its flags already say "no trigger mode, no soft mode", as they should
+ *   with our data gone) and marks one count as used by the kernel;
+ * - the counts left are given back when the pair is unlinked by the
+ *   module in task context, else when it is freed (fsm_srctrig_free(),
+ *   which takes event_mutex for it).
+ * Holding counts only keeps the per-CPU buffered-event pages allocated:
+ * the kernel uses them only for events that are filtered or soft-disabled,
+ * whose filter or soft mode holds a count of its own anyway.
+ * Not closed: a dynamic event removed while disarmed leaves its pair on
+ * the removed (pinned) file, where nothing calls it; the module unlinks
+ * it when recording stops in its instance, or at rmdir through the hook;
+ * an rmdir with kprobes still disarmed then detaches it without
+ * event_mutex (the file is reachable by nobody else).
  */
 static void (*fsm_k_event_file_get)(struct trace_event_file *file);
+static void (*fsm_k_buf_enable)(void);	/* trace_buffered_event_enable */
+static void (*fsm_k_buf_disable)(void);	/* trace_buffered_event_disable */
 static void (*fsm_k_event_file_put)(struct trace_event_file *file);
 static bool *fsm_k_kprobes_disarmed;
 static void (*fsm_k_update_cond)(struct trace_event_file *file);
@@ -1340,9 +1368,22 @@ static int fsm_srct_print(struct seq_file *m, struct fsm_kl_trigger_data *data)
 static void fsm_srct_free_data(struct fsm_kl_trigger_data *data)
 {
 	struct fsm_src_trig *st = data->private_data;
+	struct trace_event_file *file = st->src->file;
 
+	lockdep_assert_held(fsm_k_event_mutex);
 	pr_warn_ratelimited("source %s: taken off its event by the kernel (kprobes disarmed?)\n",
 			    st->src->name);
+	/*
+	 * clear_event_triggers() dropped a tm_ref of ours that never was,
+	 * and with it a sm_ref and one count of buffered events (paid in
+	 * advance, see "Not memory safety's only guard" above).
+	 */
+	if (atomic_read(&file->tm_ref) < 0)
+		atomic_inc(&file->tm_ref);
+	if (atomic_read(&file->sm_ref) < 0)
+		atomic_inc(&file->sm_ref);
+	if (st->paid)
+		st->paid--;
 	st->freed |= data == &st->judge ? 1 : 2;
 	if (st->freed == 3) {
 		st->linked = false;
@@ -1467,8 +1508,19 @@ int fsm_srctrig_link(struct fsm_src *src)
 				    src->name);
 		return 0;
 	}
+	/* what clear_event_triggers() would drop for us (see above) */
+	for (; src->trig->paid < 2; src->trig->paid++)
+		fsm_k_buf_enable();
 	fsm_srct_link_locked(src->trig);
 	return 0;
+}
+
+/* Give the counts of buffered events back. Context: task, event_mutex. */
+static void fsm_srct_repay_locked(struct fsm_src_trig *st)
+{
+	lockdep_assert_held(fsm_k_event_mutex);
+	for (; st->paid; st->paid--)
+		fsm_k_buf_disable();
 }
 
 /**
@@ -1484,12 +1536,14 @@ void fsm_srctrig_unlink(struct fsm_src *src)
 		return;
 	lockdep_assert_held(fsm_k_event_mutex);
 	fsm_srct_unlink_locked(src->trig);
+	fsm_srct_repay_locked(src->trig);
 }
 
 /**
  * fsm_srctrig_free - free a source's pair.
  * @src: source, unlinked, after a grace period
- * Context: task.
+ * Context: task; no fsm_mutex nor event_mutex held if the pair was ever
+ * linked (its counts of buffered events are given back under event_mutex).
  */
 void fsm_srctrig_free(struct fsm_src *src)
 {
@@ -1498,6 +1552,12 @@ void fsm_srctrig_free(struct fsm_src *src)
 	if (!st)
 		return;
 	WARN_ON_ONCE(st->linked);
+	if (st->paid) {
+		/* unlinked by a removal hook, or never unlinked in task context */
+		mutex_lock(fsm_k_event_mutex);
+		fsm_srct_repay_locked(st);
+		mutex_unlock(fsm_k_event_mutex);
+	}
 	fsm_verdict_clear(&fsm_src_verdicts, (unsigned long)st);
 	if (st->pinned)
 		fsm_k_event_file_put(src->file);
@@ -1649,6 +1709,14 @@ static const char *fsm_srct_resolve(void)
 	fsm_k_kprobes_disarmed = fsm_compat_ksym("kprobes_all_disarmed", false);
 	fsm_k_event_file_get = fsm_compat_ksym("event_file_get", true);
 	fsm_k_event_file_put = fsm_compat_ksym("event_file_put", true);
+	fsm_k_buf_enable = fsm_compat_ksym("trace_buffered_event_enable", true);
+	fsm_k_buf_disable = fsm_compat_ksym("trace_buffered_event_disable", true);
+	if (!fsm_k_buf_enable || !fsm_k_buf_disable ||
+	    !fsm_compat_call_target_ok("trace_buffered_event_enable",
+				       fsm_k_buf_enable) ||
+	    !fsm_compat_call_target_ok("trace_buffered_event_disable",
+				       fsm_k_buf_disable))
+		return "kallsyms: trace_buffered_event_enable or trace_buffered_event_disable not found";
 	if (!fsm_k_event_file_get || !fsm_k_event_file_put ||
 	    !fsm_compat_call_target_ok("event_file_get", fsm_k_event_file_get) ||
 	    !fsm_compat_call_target_ok("event_file_put", fsm_k_event_file_put))
