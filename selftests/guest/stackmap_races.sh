@@ -23,6 +23,12 @@
 #   count balanced; run.sh fails on a WARNING in dmesg), the trigger-mode
 #   and soft-mode counts of the file are not negative, and a new instance
 #   records as before.
+# - disarmed walk: stack_id enabled only by an enable_event (or
+#   disable_event) trigger of a source event, kprobes disarmed, rmdir: the
+#   trigger's free, inside clear_event_triggers(), unregisters stack_id
+#   while the kernel's loop points at the source's judge. The pair must
+#   stay on the list (inert) for the kernel to take off: no list
+#   corruption, no WARNING/BUG, the buffered-event count balanced.
 export KO=${1:-}
 # shellcheck source=selftests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -188,6 +194,41 @@ if [ -w "$KPE" ]; then
 	tlater "after pairs $TMPD/sn sched_switch $TMPD/kallsyms stacktrace cut"
 	echo '!stacktrace' >>"$N/events/sched/sched_switch/trigger"
 	check "rmdir of sn" rmdir "$N"
+else
+	nok "no writable $KPE"
+fi
+
+# --- disarmed, a walk: stack_id registered by enable_event/disable_event ---
+# (soft-disabled) as the only other trigger of the source event A: A's
+# list is [E, judge, post]. With kprobes disarmed, rmdir: the kernel's
+# clear_event_triggers() frees E, whose free disables stack_id (its
+# UNREGISTER detaches the sources) while the same loop holds a pointer to
+# our judge. Before the fix the detach took the pair off there: list_del
+# corruption (stock: BUG in rmdir; debug: WARNING) and one count of
+# buffered events given back twice.
+if [ -w "$KPE" ]; then
+	for cmd in enable_event disable_event; do
+		W=$T/instances/sw
+		mkdir "$W"
+		echo sched:sched_switch >"$W/stack_map_events"
+		echo 1 >"$W/events/sched/sched_switch/enable"
+		echo "$cmd:stackmap:stack_id" >"$W/events/sched/sched_switch/trigger"
+		workload 3
+		h=$(srcstat "$W" sched:sched_switch hits)
+		f=$(srcstat "$W" sched:sched_switch filtered)
+		check "$cmd: the pair is called (hits=$h filtered=$f)" \
+			test $((${h:-0} + ${f:-0})) -gt 0
+		kmsg_mark
+		echo 0 >"$KPE"
+		check "$cmd: disarmed: rmdir (the trigger's free disables stack_id)" rmdir "$W"
+		echo 1 >"$KPE"
+		check_eq "$cmd: no list corruption (dmesg)" \
+			"$(kmsg_since | grep -c 'list_del corruption')" 0
+		check "$cmd: re-armed: filter set and cleared elsewhere" \
+			eval "echo 'common_pid != 0' >$T/events/sched/sched_waking/filter && echo 0 >$T/events/sched/sched_waking/filter"
+		check_eq "$cmd: no WARNING nor BUG in dmesg" \
+			"$(kmsg_since | grep -Ec 'WARNING:|BUG:')" 0
+	done
 else
 	nok "no writable $KPE"
 fi
