@@ -1234,6 +1234,11 @@ struct fsm_src_trig {
 	u8 freed;	/* halves the kernel took off itself (event_mutex) */
 	/* counts of the kernel's buffered events held (event_mutex), below */
 	u8 paid;
+	/*
+	 * Linked but detached (fsm_srctrig_quiesce()): judge and post return
+	 * at once. Written under event_mutex, read by both (READ_ONCE).
+	 */
+	bool inert;
 };
 
 static bool fsm_srct_ready;
@@ -1290,7 +1295,12 @@ static void notrace fsm_srct_judge(struct fsm_kl_trigger_data *data,
 	struct fsm_src_trig *st = container_of(data, struct fsm_src_trig,
 					       judge);
 
-	if (!rec) {	/* an unconditional call: the post comes next */
+	/*
+	 * An unconditional call: the post comes next. Inert: the post
+	 * returns, and a verdict of before (a judge and post that saw the
+	 * pair active) is not left for it if it is made active again.
+	 */
+	if (!rec || READ_ONCE(st->inert)) {
 		fsm_verdict_none(&fsm_src_verdicts);
 		return;
 	}
@@ -1316,6 +1326,8 @@ static void notrace fsm_srct_post(struct fsm_kl_trigger_data *data,
 	struct fsm_src_pcpu *pc;
 	int v;
 
+	if (READ_ONCE(st->inert))	/* detached, still on the list */
+		return;
 	preempt_disable_notrace();
 	v = fsm_verdict_take(&fsm_src_verdicts, (unsigned long)st, src->file);
 	pc = this_cpu_ptr(src->pc);
@@ -1495,7 +1507,8 @@ static void fsm_srct_unlink_locked(struct fsm_src_trig *st)
 int fsm_srctrig_link(struct fsm_src *src)
 {
 	lockdep_assert_held(fsm_k_event_mutex);
-	if (src->trig->linked || READ_ONCE(src->gone) || src->trig->freed)
+	if ((src->trig->linked && !src->trig->inert) ||
+	    READ_ONCE(src->gone) || src->trig->freed)
 		return 0;
 	if (src->file->flags & EVENT_FILE_FL_FREED) {
 		/* removed while the hooks were disarmed: drop it (dmesg) */
@@ -1506,6 +1519,11 @@ int fsm_srctrig_link(struct fsm_src *src)
 	if (fsm_k_kprobes_disarmed && READ_ONCE(*fsm_k_kprobes_disarmed)) {
 		pr_warn_ratelimited("source %s: not attached: kprobes are disarmed (debug/kprobes/enabled), the removal hooks would not run\n",
 				    src->name);
+		return 0;
+	}
+	if (src->trig->linked) {
+		/* quiesced, still on the list (its counts held): active again */
+		WRITE_ONCE(src->trig->inert, false);
 		return 0;
 	}
 	/* what clear_event_triggers() would drop for us (see above) */
@@ -1527,21 +1545,56 @@ static void fsm_srct_repay_locked(struct fsm_src_trig *st)
  * fsm_srctrig_unlink - take a source's pair off its event.
  * @src: source of the trigger path
  *
+ * Not from inside a walk of a trigger list by the kernel (the kernel's
+ * UNREGISTER of stack_id on the soft path): fsm_srctrig_quiesce() there.
  * Context: task, fsm_mutex held; event_mutex held if the pair is linked
- * (an unlinked pair touches nothing: a removed instance's reap).
+ * (an unlinked pair touches nothing).
  */
 void fsm_srctrig_unlink(struct fsm_src *src)
 {
-	if (!src->trig->linked)
+	if (!src->trig || !src->trig->linked)
 		return;
 	lockdep_assert_held(fsm_k_event_mutex);
 	fsm_srct_unlink_locked(src->trig);
+	WRITE_ONCE(src->trig->inert, false);
 	fsm_srct_repay_locked(src->trig);
 }
 
 /**
+ * fsm_srctrig_quiesce - detach a source's pair without taking it off.
+ * @src: source of the trigger path
+ *
+ * For a detach that may run inside the kernel's walk of a trigger list
+ * (review s7): clear_event_triggers() frees the data of a file with
+ * list_for_each_entry_safe(), holding a pointer to the next data. When an
+ * enable_event or disable_event trigger on stackmap:stack_id comes right
+ * before our judge (it is added at the head, our pair at the tail), its
+ * free ends stack_id's soft mode, whose UNREGISTER detaches the sources:
+ * a list_del_rcu() of the judge there leaves the walk on a deleted entry
+ * (LIST_POISON2: list corruption, a BUG with DEBUG_LIST and
+ * BUG_ON_DATA_CORRUPTION) and its counts given back twice. With kprobes
+ * armed the clear_event_triggers() hook took the pairs off before; with
+ * them disarmed (or armed again during the walk) nothing did.
+ * So the pair stays where it is, inert (judge and post return at once),
+ * its counts held, and is taken off by whoever comes first, each under
+ * event_mutex: the kernel's walk itself (fsm_srct_free_data()), the work
+ * kicked here (fsm_sources_gone_fn() unlinks detached pairs), a relink
+ * (active again in place), or fsm_srctrig_free().
+ * Context: task, fsm_mutex and event_mutex held.
+ */
+void fsm_srctrig_quiesce(struct fsm_src *src)
+{
+	if (!src->trig || !src->trig->linked)
+		return;
+	lockdep_assert_held(fsm_k_event_mutex);
+	WRITE_ONCE(src->trig->inert, true);
+	fsm_sources_gone_kick();
+}
+
+/**
  * fsm_srctrig_free - free a source's pair.
- * @src: source, unlinked, after a grace period
+ * @src: source, detached, after a grace period (a pair still linked,
+ *       inert, is taken off and waited for here)
  * Context: task; no fsm_mutex nor event_mutex held if the pair was ever
  * linked (its counts of buffered events are given back under event_mutex).
  */
@@ -1551,12 +1604,25 @@ void fsm_srctrig_free(struct fsm_src *src)
 
 	if (!st)
 		return;
-	WARN_ON_ONCE(st->linked);
-	if (st->paid) {
-		/* unlinked by a removal hook, or never unlinked in task context */
+	if (st->paid || st->linked) {
+		/*
+		 * Counts held: unlinked by a removal hook, or never unlinked in
+		 * task context. Linked: quiesced (fsm_srctrig_quiesce()), the
+		 * work did not take it off yet; a grace period after the unlink,
+		 * as for any detach.
+		 */
+		bool linked;
+
 		mutex_lock(fsm_k_event_mutex);
+		linked = st->linked;
+		if (linked) {
+			WARN_ON_ONCE(!READ_ONCE(st->inert));
+			fsm_srct_unlink_locked(st);
+		}
 		fsm_srct_repay_locked(st);
 		mutex_unlock(fsm_k_event_mutex);
+		if (linked)
+			tracepoint_synchronize_unregister();
 	}
 	fsm_verdict_clear(&fsm_src_verdicts, (unsigned long)st);
 	if (st->pinned)
@@ -1839,6 +1905,10 @@ int fsm_srctrig_link(struct fsm_src *src)
 }
 
 void fsm_srctrig_unlink(struct fsm_src *src)
+{
+}
+
+void fsm_srctrig_quiesce(struct fsm_src *src)
 {
 }
 
