@@ -246,7 +246,16 @@ static bool notrace fsm_trig_take(struct fsm_kl_trigger_data *data)
  * added with and in any later one (list_del_rcu() leaves ->next as it
  * was), and list_for_each_entry_rcu() calls an entry before it reads its
  * ->next: every walk of file->triggers that calls a post has called its
- * judge first. A walk is one of:
+ * judge first. One exception: the kernel's clear_event_triggers() (rmdir
+ * with kprobes disarmed, the hook did not take the pair off) deletes the
+ * judge first, so for a moment the entry before it points at the post and
+ * a walk can call the post without its judge. Harmless: the post takes
+ * only a verdict tagged with its pair and stamped with this task, CPU,
+ * level and switch count, and a verdict left by an earlier hit of the
+ * same task with no switch since would have been taken by that hit's own
+ * post (the deleted judge's ->next still leads to it); what remains is
+ * the same-level nested case listed below as not closed. A walk is one
+ * of:
  * - event_triggers_call() with the record, before the commit: the judge
  *   writes this hit's verdict (a tag, or 0), and the walk adds the post's
  *   type to tt only after that. event_triggers_post_call() calls the post
@@ -1253,14 +1262,24 @@ static bool fsm_srct_ready;
  * Disarming them while pairs are linked, then removing an instance, leaves
  * the kernel's own clear_event_triggers() to take our data off. For each
  * data it calls trace_event_trigger_enable_disable(file, 0) before
- * ops->free: a tm_ref we never took. Our data sit at the tail, after
- * every data that holds a tm_ref, so tm_ref is 0 when ours come: it goes
- * negative, the file leaves trigger mode, sm_ref goes negative and the
- * file leaves soft mode, and trace_buffered_event_disable() drops one
- * count of the kernel's buffered events (global) that nobody took: the
- * count reaches 0 under other users (their pages freed) or warns (review
- * s7). No hook can run first (disarmed: the point), and nothing but a
- * kprobe sees that path. So the module pays in advance:
+ * ops->free: a tm_ref we never took. Our data are linked at the tail,
+ * after the triggers added before them and after the ordinary triggers
+ * added later (register_trigger() adds at the head); hist triggers
+ * (hist_trigger_enable()) and eprobe triggers (enable_eprobe()) also add
+ * at the tail, so one added after our pair comes after it. With only
+ * triggers before us, tm_ref is 0 when ours come: it goes negative, the
+ * file leaves trigger mode, sm_ref goes negative and the file leaves
+ * soft mode, and trace_buffered_event_disable() drops one count of the
+ * kernel's buffered events (global) that nobody took: the count reaches
+ * 0 under other users (their pages freed) or warns (review s7). With a
+ * hist or eprobe trigger after us, our two fake decrements take its
+ * tm_ref (and, once it reaches 0, its sm_ref and buffered count), our
+ * clamp then puts 0 back, and its own decrement leaves tm_ref (and
+ * sm_ref) at -1 on the dying file; the buffered-event count still
+ * balances (two drops paid by us, one by it, each taken once), and the
+ * file is freed right after: harmless. No hook can run first (disarmed:
+ * the point), and nothing but a kprobe sees that path. So the module pays
+ * in advance:
  * - fsm_srctrig_link() takes two counts of buffered events
  *   (trace_buffered_event_enable(), under event_mutex, as the kernel
  *   does) before a pair is first linked, one per data (st->paid);
@@ -1274,11 +1293,25 @@ static bool fsm_srct_ready;
  * Holding counts only keeps the per-CPU buffered-event pages allocated:
  * the kernel uses them only for events that are filtered or soft-disabled,
  * whose filter or soft mode holds a count of its own anyway.
+ * The kernel may also detach our sources inside that walk: an
+ * enable_event/disable_event trigger on stackmap:stack_id freed there ends
+ * stack_id's soft mode (UNREGISTER). The pairs are then quiesced, not taken
+ * off (fsm_srctrig_quiesce()): the walk takes them off itself.
  * Not closed: a dynamic event removed while disarmed leaves its pair on
  * the removed (pinned) file, where nothing calls it; the module unlinks
- * it when recording stops in its instance, or at rmdir through the hook;
- * an rmdir with kprobes still disarmed then detaches it without
- * event_mutex (the file is reachable by nobody else).
+ * it (under event_mutex) when recording stops in its instance, at rmdir
+ * through the hook or the instance's UNREGISTER, or in the reaper.
+ *
+ * Costs (review s7): when the last count is given back,
+ * trace_buffered_event_disable() waits for two grace periods
+ * (synchronize_rcu()) and sends two IPI broadcasts, under event_mutex
+ * (and fsm_mutex; and trace_types_lock on rmdir): an unlink of the last
+ * linked pair (options/stackmap 0, a source removed) can take
+ * milliseconds, more under a busy RCU. Each options/stackmap 1-0-1 of the
+ * only user frees and allocates the buffered-event page of every CPU
+ * again. trace_buffered_event_enable() and trace_buffered_event_disable()
+ * are hard requirements of the trigger path: without them (kallsyms, or
+ * a call target this module may not use) sources are tracepoint probes.
  */
 static void (*fsm_k_event_file_get)(struct trace_event_file *file);
 static void (*fsm_k_buf_enable)(void);	/* trace_buffered_event_enable */
