@@ -237,6 +237,33 @@ if [ -w "$KPE" ]; then
 else
 	nok "no writable $KPE"
 fi
+
+# --- the same detach outside a walk: the trigger removed by hand ---
+# (kprobes armed): the pairs are left inert, the work takes them off;
+# recording again through options/stackmap calls the pair again
+W=$T/instances/sq
+mkdir "$W"
+echo sched:sched_switch >"$W/stack_map_events"
+echo 1 >"$W/events/sched/sched_switch/enable"
+echo disable_event:stackmap:stack_id >"$W/events/sched/sched_switch/trigger"
+workload 2
+echo '!disable_event:stackmap:stack_id' >>"$W/events/sched/sched_switch/trigger"
+nap 0.2
+h0=$(srcstat "$W" sched:sched_switch hits)
+workload 3
+h1=$(srcstat "$W" sched:sched_switch hits)
+check "quiesced: the pair had been called (hits=$h0)" test "${h0:-0}" -gt 0
+check_eq "quiesced: the pair counts nothing after stack_id's unregister" "$h1" "$h0"
+echo 1 >"$W/options/stackmap"
+workload 3
+h2=$(srcstat "$W" sched:sched_switch hits)
+r2=$(srcstat "$W" sched:sched_switch records)
+check "recording again: the pair writes id records (hits=$h2 records=$r2)" \
+	test "${r2:-0}" -gt 0 -a "${h2:-0}" -gt "${h1:-0}"
+echo 0 >"$W/options/stackmap"
+check_eq "the trigger file reads as without the source" \
+	"$(grep -vc '^#' "$W/events/sched/sched_switch/trigger")" 0
+check "rmdir of sq" rmdir "$W"
 check "rmmod" unload
 check_eq "no WARNING in dmesg" "$(kmsg_since | grep -c 'WARNING:')" 0
 
