@@ -530,12 +530,23 @@ void fsm_src_detach_locked(struct fsm_src *src)
 	WARN_ON_ONCE(tracepoint_probe_unregister(src->tp, (void *)fsm_probe, src));
 }
 
-static void fsm_detach_all_locked(struct fsm_inst *inst)
+/*
+ * @in_walk: the caller may be inside the kernel's walk of a trigger list
+ * (see fsm_unregister()): pairs of trigger-path sources are quiesced,
+ * left on their lists, not taken off (fsm_srctrig_quiesce()).
+ */
+static void fsm_detach_all_locked(struct fsm_inst *inst, bool in_walk)
 {
 	struct fsm_src *src;
 
-	list_for_each_entry(src, &inst->sources, list)
-		fsm_src_detach_locked(src);
+	list_for_each_entry(src, &inst->sources, list) {
+		if (in_walk && src->trig && src->attached) {
+			src->attached = false;
+			fsm_srctrig_quiesce(src);
+		} else {
+			fsm_src_detach_locked(src);
+		}
+	}
 }
 
 /**
@@ -653,7 +664,7 @@ static int fsm_register(struct trace_event_file *file)
 	list_for_each_entry(src, &inst->sources, list) {
 		ret = fsm_src_attach_locked(src);
 		if (ret) {
-			fsm_detach_all_locked(inst);
+			fsm_detach_all_locked(inst, false);
 			WRITE_ONCE(inst->file, NULL);
 			goto out;
 		}
@@ -669,10 +680,21 @@ out:
  * TRACE_REG_UNREGISTER. The kernel calls it also when the instance is being
  * removed and when this module's events are removed after our exit (then
  * nothing is found: fsm_lifecycle_stop() detached everything already).
+ *
+ * SOFT_DISABLED set here means the soft path: trace_event_enable_disable(
+ * file, 0, 1), the end of stack_id's soft mode (6.1: only then is the
+ * callback reached with the bit still set; a plain disable has neither
+ * SOFT_MODE nor SOFT_DISABLED). Its caller is the free or removal of an
+ * enable_event/disable_event trigger, or the end of stack_id's own trigger
+ * mode, and may be inside a walk of a trigger list holding our pairs:
+ * clear_event_triggers() (rmdir), with kprobes disarmed (review s7).
+ * There the sources' pairs are quiesced, not taken off (trigger.c,
+ * fsm_srctrig_quiesce()).
  * Context: task, event_mutex held.
  */
 static void fsm_unregister(struct trace_event_file *file)
 {
+	bool in_walk = READ_ONCE(file->flags) & EVENT_FILE_FL_SOFT_DISABLED;
 	struct fsm_inst *inst, *found = NULL;
 	unsigned long idx;
 
@@ -684,7 +706,7 @@ static void fsm_unregister(struct trace_event_file *file)
 		}
 	}
 	if (found) {
-		fsm_detach_all_locked(found);
+		fsm_detach_all_locked(found, in_walk);
 		WRITE_ONCE(found->file, NULL);
 	}
 	mutex_unlock(&fsm_mutex);

@@ -189,8 +189,9 @@ void fsm_inst_kick_worker(void)
  * every instance marked dead before the call are removed, even those a
  * concurrent caller took off the table (debugfs mode: the old
  * instances/NAME directory is gone before a new NAME makes its own).
- * Taken alone, before fsm_mutex, fsm_ust_opt_mutex (the option bit of a
- * reaped id) and fsm_nodes_mutex, never inside them. The reaper may wait
+ * Taken alone, before event_mutex (fsm_event_lock()), fsm_mutex,
+ * fsm_ust_opt_mutex (the option bit of a reaped id) and fsm_nodes_mutex,
+ * never inside them. The reaper may wait
  * for a grace period under it (a source still attached, the last put).
  */
 static DEFINE_MUTEX(fsm_reap_mutex);
@@ -209,6 +210,7 @@ static void fsm_reap_dead(void)
 	LIST_HEAD(srcs);
 
 	mutex_lock(&fsm_reap_mutex);
+	fsm_event_lock();	/* a trigger-path source may be linked, below */
 	mutex_lock(&fsm_mutex);
 	xa_for_each(&fsm_insts, idx, inst) {
 		if (fsm_inst_alive(inst))
@@ -221,10 +223,14 @@ static void fsm_reap_dead(void)
 	/*
 	 * The kernel disabled our event before the rmdir; be sure anyway.
 	 * Trigger-path sources of a removed instance were unlinked by the
-	 * clear_event_triggers() hook (trigger.c) before its files went:
-	 * detaching them here touches no event file and needs no event_mutex.
-	 * A dead instance takes no new source (fsm_sources_update() checks
-	 * fsm_inst_alive() under fsm_mutex).
+	 * clear_event_triggers() hook (trigger.c) before its files went, or
+	 * taken off by the kernel itself (kprobes disarmed). One still linked
+	 * (on a dynamic event's file removed while kprobes were disarmed, if
+	 * the instance's UNREGISTER did not detach it) is taken off here, and
+	 * its counts of buffered events given back: under event_mutex, as
+	 * every change of a trigger list and trace_buffered_event_disable()
+	 * want (review s7). A dead instance takes no new source
+	 * (fsm_sources_update() checks fsm_inst_alive() under fsm_mutex).
 	 */
 	list_for_each_entry(inst, &reap, reap) {
 		struct fsm_src *src;
@@ -237,6 +243,7 @@ static void fsm_reap_dead(void)
 		WRITE_ONCE(inst->file, NULL);
 	}
 	mutex_unlock(&fsm_mutex);
+	fsm_event_unlock();
 
 	/*
 	 * The kernel's rmdir detached them (our event's UNREGISTER) and then

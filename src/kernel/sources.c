@@ -1213,7 +1213,10 @@ static int fsm_module_notify(struct notifier_block *nb, unsigned long state,
 /*
  * Sources whose dynamic event was removed (FSM_SRC_GONE_EVENT, set by the
  * removal hook of trigger.c, which already took their trigger data off the
- * event): drop them from their instance, one dmesg line each.
+ * event): drop them from their instance, one dmesg line each. Also take
+ * off the pairs of detached sources that were left on their lists, inert
+ * (fsm_srctrig_quiesce(): a detach inside the kernel's walk of a trigger
+ * list).
  * Context: task (system workqueue).
  */
 static void fsm_sources_gone_fn(struct work_struct *work)
@@ -1227,6 +1230,8 @@ static void fsm_sources_gone_fn(struct work_struct *work)
 	mutex_lock(&fsm_mutex);
 	xa_for_each(&fsm_insts, idx, inst) {
 		list_for_each_entry_safe(src, tmp, &inst->sources, list) {
+			if (!src->attached)
+				fsm_srctrig_unlink(src);	/* if left inert */
 			if (READ_ONCE(src->gone) != FSM_SRC_GONE_EVENT)
 				continue;
 			fsm_src_detach_locked(src);

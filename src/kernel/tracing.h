@@ -357,6 +357,7 @@ bool fsm_srctrig_on(void);
 int fsm_srctrig_prepare(struct fsm_src *src);
 int fsm_srctrig_link(struct fsm_src *src);
 void fsm_srctrig_unlink(struct fsm_src *src);
+void fsm_srctrig_quiesce(struct fsm_src *src);
 void fsm_srctrig_free(struct fsm_src *src);
 void fsm_srctrig_init(void);
 void fsm_srctrig_exit(void);

@@ -246,7 +246,16 @@ static bool notrace fsm_trig_take(struct fsm_kl_trigger_data *data)
  * added with and in any later one (list_del_rcu() leaves ->next as it
  * was), and list_for_each_entry_rcu() calls an entry before it reads its
  * ->next: every walk of file->triggers that calls a post has called its
- * judge first. A walk is one of:
+ * judge first. One exception: the kernel's clear_event_triggers() (rmdir
+ * with kprobes disarmed, the hook did not take the pair off) deletes the
+ * judge first, so for a moment the entry before it points at the post and
+ * a walk can call the post without its judge. Harmless: the post takes
+ * only a verdict tagged with its pair and stamped with this task, CPU,
+ * level and switch count, and a verdict left by an earlier hit of the
+ * same task with no switch since would have been taken by that hit's own
+ * post (the deleted judge's ->next still leads to it); what remains is
+ * the same-level nested case listed below as not closed. A walk is one
+ * of:
  * - event_triggers_call() with the record, before the commit: the judge
  *   writes this hit's verdict (a tag, or 0), and the walk adds the post's
  *   type to tt only after that. event_triggers_post_call() calls the post
@@ -1232,6 +1241,13 @@ struct fsm_src_trig {
 	bool removal;	/* unlinked by the removal hook's entry (event_mutex) */
 	bool pinned;	/* a reference on src->file (event_file_get()) */
 	u8 freed;	/* halves the kernel took off itself (event_mutex) */
+	/* counts of the kernel's buffered events held (event_mutex), below */
+	u8 paid;
+	/*
+	 * Linked but detached (fsm_srctrig_quiesce()): judge and post return
+	 * at once. Written under event_mutex, read by both (READ_ONCE).
+	 */
+	bool inert;
 };
 
 static bool fsm_srct_ready;
@@ -1241,15 +1257,65 @@ static bool fsm_srct_ready;
  * disarms them. So each source holds a reference on its event file
  * (event_file_get(), 6.1.192: a removed file is only marked
  * EVENT_FILE_FL_FREED while referenced), and a pair is never linked while
- * kprobes are disarmed. Disarming them while pairs are linked, then
- * removing an instance or a dynamic event, leaves the kernel's own
- * clear_event_triggers() to free our data (fsm_srct_free_data(): the
- * pair is then off the list; tm_ref underflows on the dying file), or a
- * pair on a removed file that nothing calls (the pinned memory stays
- * valid for our unlink). Wrong counts and a kernel warning, no memory
- * corruption.
+ * kprobes are disarmed.
+ *
+ * Disarming them while pairs are linked, then removing an instance, leaves
+ * the kernel's own clear_event_triggers() to take our data off. For each
+ * data it calls trace_event_trigger_enable_disable(file, 0) before
+ * ops->free: a tm_ref we never took. Our data are linked at the tail,
+ * after the triggers added before them and after the ordinary triggers
+ * added later (register_trigger() adds at the head); hist triggers
+ * (hist_trigger_enable()) and eprobe triggers (enable_eprobe()) also add
+ * at the tail, so one added after our pair comes after it. With only
+ * triggers before us, tm_ref is 0 when ours come: it goes negative, the
+ * file leaves trigger mode, sm_ref goes negative and the file leaves
+ * soft mode, and trace_buffered_event_disable() drops one count of the
+ * kernel's buffered events (global) that nobody took: the count reaches
+ * 0 under other users (their pages freed) or warns (review s7). With a
+ * hist or eprobe trigger after us, our two fake decrements take its
+ * tm_ref (and, once it reaches 0, its sm_ref and buffered count), our
+ * clamp then puts 0 back, and its own decrement leaves tm_ref (and
+ * sm_ref) at -1 on the dying file; the buffered-event count still
+ * balances (two drops paid by us, one by it, each taken once), and the
+ * file is freed right after: harmless. No hook can run first (disarmed:
+ * the point), and nothing but a kprobe sees that path. So the module pays
+ * in advance:
+ * - fsm_srctrig_link() takes two counts of buffered events
+ *   (trace_buffered_event_enable(), under event_mutex, as the kernel
+ *   does) before a pair is first linked, one per data (st->paid);
+ * - fsm_srct_free_data() (the kernel took a data off) sets the file's
+ *   tm_ref and sm_ref back to 0 if negative (the file is being removed;
+ *   its flags already say "no trigger mode, no soft mode", as they should
+ *   with our data gone) and marks one count as used by the kernel;
+ * - the counts left are given back when the pair is unlinked by the
+ *   module in task context, else when it is freed (fsm_srctrig_free(),
+ *   which takes event_mutex for it).
+ * Holding counts only keeps the per-CPU buffered-event pages allocated:
+ * the kernel uses them only for events that are filtered or soft-disabled,
+ * whose filter or soft mode holds a count of its own anyway.
+ * The kernel may also detach our sources inside that walk: an
+ * enable_event/disable_event trigger on stackmap:stack_id freed there ends
+ * stack_id's soft mode (UNREGISTER). The pairs are then quiesced, not taken
+ * off (fsm_srctrig_quiesce()): the walk takes them off itself.
+ * Not closed: a dynamic event removed while disarmed leaves its pair on
+ * the removed (pinned) file, where nothing calls it; the module unlinks
+ * it (under event_mutex) when recording stops in its instance, at rmdir
+ * through the hook or the instance's UNREGISTER, or in the reaper.
+ *
+ * Costs (review s7): when the last count is given back,
+ * trace_buffered_event_disable() waits for two grace periods
+ * (synchronize_rcu()) and sends two IPI broadcasts, under event_mutex
+ * (and fsm_mutex; and trace_types_lock on rmdir): an unlink of the last
+ * linked pair (options/stackmap 0, a source removed) can take
+ * milliseconds, more under a busy RCU. Each options/stackmap 1-0-1 of the
+ * only user frees and allocates the buffered-event page of every CPU
+ * again. trace_buffered_event_enable() and trace_buffered_event_disable()
+ * are hard requirements of the trigger path: without them (kallsyms, or
+ * a call target this module may not use) sources are tracepoint probes.
  */
 static void (*fsm_k_event_file_get)(struct trace_event_file *file);
+static void (*fsm_k_buf_enable)(void);	/* trace_buffered_event_enable */
+static void (*fsm_k_buf_disable)(void);	/* trace_buffered_event_disable */
 static void (*fsm_k_event_file_put)(struct trace_event_file *file);
 static bool *fsm_k_kprobes_disarmed;
 static void (*fsm_k_update_cond)(struct trace_event_file *file);
@@ -1262,7 +1328,12 @@ static void notrace fsm_srct_judge(struct fsm_kl_trigger_data *data,
 	struct fsm_src_trig *st = container_of(data, struct fsm_src_trig,
 					       judge);
 
-	if (!rec) {	/* an unconditional call: the post comes next */
+	/*
+	 * An unconditional call: the post comes next. Inert: the post
+	 * returns, and a verdict of before (a judge and post that saw the
+	 * pair active) is not left for it if it is made active again.
+	 */
+	if (!rec || READ_ONCE(st->inert)) {
 		fsm_verdict_none(&fsm_src_verdicts);
 		return;
 	}
@@ -1288,6 +1359,8 @@ static void notrace fsm_srct_post(struct fsm_kl_trigger_data *data,
 	struct fsm_src_pcpu *pc;
 	int v;
 
+	if (READ_ONCE(st->inert))	/* detached, still on the list */
+		return;
 	preempt_disable_notrace();
 	v = fsm_verdict_take(&fsm_src_verdicts, (unsigned long)st, src->file);
 	pc = this_cpu_ptr(src->pc);
@@ -1340,9 +1413,22 @@ static int fsm_srct_print(struct seq_file *m, struct fsm_kl_trigger_data *data)
 static void fsm_srct_free_data(struct fsm_kl_trigger_data *data)
 {
 	struct fsm_src_trig *st = data->private_data;
+	struct trace_event_file *file = st->src->file;
 
+	lockdep_assert_held(fsm_k_event_mutex);
 	pr_warn_ratelimited("source %s: taken off its event by the kernel (kprobes disarmed?)\n",
 			    st->src->name);
+	/*
+	 * clear_event_triggers() dropped a tm_ref of ours that never was,
+	 * and with it a sm_ref and one count of buffered events (paid in
+	 * advance, see "Not memory safety's only guard" above).
+	 */
+	if (atomic_read(&file->tm_ref) < 0)
+		atomic_inc(&file->tm_ref);
+	if (atomic_read(&file->sm_ref) < 0)
+		atomic_inc(&file->sm_ref);
+	if (st->paid)
+		st->paid--;
 	st->freed |= data == &st->judge ? 1 : 2;
 	if (st->freed == 3) {
 		st->linked = false;
@@ -1454,7 +1540,8 @@ static void fsm_srct_unlink_locked(struct fsm_src_trig *st)
 int fsm_srctrig_link(struct fsm_src *src)
 {
 	lockdep_assert_held(fsm_k_event_mutex);
-	if (src->trig->linked || READ_ONCE(src->gone) || src->trig->freed)
+	if ((src->trig->linked && !src->trig->inert) ||
+	    READ_ONCE(src->gone) || src->trig->freed)
 		return 0;
 	if (src->file->flags & EVENT_FILE_FL_FREED) {
 		/* removed while the hooks were disarmed: drop it (dmesg) */
@@ -1467,29 +1554,82 @@ int fsm_srctrig_link(struct fsm_src *src)
 				    src->name);
 		return 0;
 	}
+	if (src->trig->linked) {
+		/* quiesced, still on the list (its counts held): active again */
+		WRITE_ONCE(src->trig->inert, false);
+		return 0;
+	}
+	/* what clear_event_triggers() would drop for us (see above) */
+	for (; src->trig->paid < 2; src->trig->paid++)
+		fsm_k_buf_enable();
 	fsm_srct_link_locked(src->trig);
 	return 0;
+}
+
+/* Give the counts of buffered events back. Context: task, event_mutex. */
+static void fsm_srct_repay_locked(struct fsm_src_trig *st)
+{
+	lockdep_assert_held(fsm_k_event_mutex);
+	for (; st->paid; st->paid--)
+		fsm_k_buf_disable();
 }
 
 /**
  * fsm_srctrig_unlink - take a source's pair off its event.
  * @src: source of the trigger path
  *
+ * Not from inside a walk of a trigger list by the kernel (the kernel's
+ * UNREGISTER of stack_id on the soft path): fsm_srctrig_quiesce() there.
  * Context: task, fsm_mutex held; event_mutex held if the pair is linked
- * (an unlinked pair touches nothing: a removed instance's reap).
+ * (an unlinked pair touches nothing).
  */
 void fsm_srctrig_unlink(struct fsm_src *src)
 {
-	if (!src->trig->linked)
+	if (!src->trig || !src->trig->linked)
 		return;
 	lockdep_assert_held(fsm_k_event_mutex);
 	fsm_srct_unlink_locked(src->trig);
+	WRITE_ONCE(src->trig->inert, false);
+	fsm_srct_repay_locked(src->trig);
+}
+
+/**
+ * fsm_srctrig_quiesce - detach a source's pair without taking it off.
+ * @src: source of the trigger path
+ *
+ * For a detach that may run inside the kernel's walk of a trigger list
+ * (review s7): clear_event_triggers() frees the data of a file with
+ * list_for_each_entry_safe(), holding a pointer to the next data. When an
+ * enable_event or disable_event trigger on stackmap:stack_id comes right
+ * before our judge (it is added at the head, our pair at the tail), its
+ * free ends stack_id's soft mode, whose UNREGISTER detaches the sources:
+ * a list_del_rcu() of the judge there leaves the walk on a deleted entry
+ * (LIST_POISON2: list corruption, a BUG with DEBUG_LIST and
+ * BUG_ON_DATA_CORRUPTION) and its counts given back twice. With kprobes
+ * armed the clear_event_triggers() hook took the pairs off before; with
+ * them disarmed (or armed again during the walk) nothing did.
+ * So the pair stays where it is, inert (judge and post return at once),
+ * its counts held, and is taken off by whoever comes first, each under
+ * event_mutex: the kernel's walk itself (fsm_srct_free_data()), the work
+ * kicked here (fsm_sources_gone_fn() unlinks detached pairs), a relink
+ * (active again in place), or fsm_srctrig_free().
+ * Context: task, fsm_mutex and event_mutex held.
+ */
+void fsm_srctrig_quiesce(struct fsm_src *src)
+{
+	if (!src->trig || !src->trig->linked)
+		return;
+	lockdep_assert_held(fsm_k_event_mutex);
+	WRITE_ONCE(src->trig->inert, true);
+	fsm_sources_gone_kick();
 }
 
 /**
  * fsm_srctrig_free - free a source's pair.
- * @src: source, unlinked, after a grace period
- * Context: task.
+ * @src: source, detached, after a grace period (a pair still linked,
+ *       inert, is taken off and waited for here)
+ * Context: task; no fsm_mutex nor event_mutex held if the pair was ever
+ * linked (its counts of buffered events are given back under event_mutex).
  */
 void fsm_srctrig_free(struct fsm_src *src)
 {
@@ -1497,7 +1637,26 @@ void fsm_srctrig_free(struct fsm_src *src)
 
 	if (!st)
 		return;
-	WARN_ON_ONCE(st->linked);
+	if (st->paid || st->linked) {
+		/*
+		 * Counts held: unlinked by a removal hook, or never unlinked in
+		 * task context. Linked: quiesced (fsm_srctrig_quiesce()), the
+		 * work did not take it off yet; a grace period after the unlink,
+		 * as for any detach.
+		 */
+		bool linked;
+
+		mutex_lock(fsm_k_event_mutex);
+		linked = st->linked;
+		if (linked) {
+			WARN_ON_ONCE(!READ_ONCE(st->inert));
+			fsm_srct_unlink_locked(st);
+		}
+		fsm_srct_repay_locked(st);
+		mutex_unlock(fsm_k_event_mutex);
+		if (linked)
+			tracepoint_synchronize_unregister();
+	}
 	fsm_verdict_clear(&fsm_src_verdicts, (unsigned long)st);
 	if (st->pinned)
 		fsm_k_event_file_put(src->file);
@@ -1649,6 +1808,14 @@ static const char *fsm_srct_resolve(void)
 	fsm_k_kprobes_disarmed = fsm_compat_ksym("kprobes_all_disarmed", false);
 	fsm_k_event_file_get = fsm_compat_ksym("event_file_get", true);
 	fsm_k_event_file_put = fsm_compat_ksym("event_file_put", true);
+	fsm_k_buf_enable = fsm_compat_ksym("trace_buffered_event_enable", true);
+	fsm_k_buf_disable = fsm_compat_ksym("trace_buffered_event_disable", true);
+	if (!fsm_k_buf_enable || !fsm_k_buf_disable ||
+	    !fsm_compat_call_target_ok("trace_buffered_event_enable",
+				       fsm_k_buf_enable) ||
+	    !fsm_compat_call_target_ok("trace_buffered_event_disable",
+				       fsm_k_buf_disable))
+		return "kallsyms: trace_buffered_event_enable or trace_buffered_event_disable not found";
 	if (!fsm_k_event_file_get || !fsm_k_event_file_put ||
 	    !fsm_compat_call_target_ok("event_file_get", fsm_k_event_file_get) ||
 	    !fsm_compat_call_target_ok("event_file_put", fsm_k_event_file_put))
@@ -1771,6 +1938,10 @@ int fsm_srctrig_link(struct fsm_src *src)
 }
 
 void fsm_srctrig_unlink(struct fsm_src *src)
+{
+}
+
+void fsm_srctrig_quiesce(struct fsm_src *src)
 {
 }
 
