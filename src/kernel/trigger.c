@@ -593,7 +593,8 @@ static void notrace fsm_trig_fire(struct fsm_kl_trigger_data *data, bool user,
 
 	preempt_disable_notrace();
 	if (fsm_trig_record_kept(t) && (!counted || fsm_trig_take(data)))
-		fsm_record_event_to(t->inst, t->sid_file, fsm_trig_src, user);
+		fsm_record_event_to(t->inst, t->sid_file, fsm_trig_src, user,
+				    NULL);
 	preempt_enable_notrace();
 }
 
@@ -1234,6 +1235,7 @@ static void notrace fsm_srct_post(struct fsm_kl_trigger_data *data,
 {
 	struct fsm_src_trig *st = container_of(data, struct fsm_src_trig, post);
 	struct fsm_src *src = st->src;
+	struct fsm_caller caller;
 	struct fsm_src_pcpu *pc;
 	int v;
 
@@ -1244,7 +1246,9 @@ static void notrace fsm_srct_post(struct fsm_kl_trigger_data *data,
 		local64_inc(&pc->filtered);
 	} else if (v > 0) {
 		local64_inc(&pc->hits);
-		if (fsm_record_event(src->inst, src))
+		/* event_triggers_post_call()'s frame: see fsm_capture() */
+		FSM_CALLER(&caller);
+		if (fsm_record_event(src->inst, src, &caller))
 			local64_inc(&pc->records);
 		else
 			local64_inc(&pc->drops);
