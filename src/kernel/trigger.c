@@ -584,17 +584,19 @@ static struct fsm_kl_command fsm_vcmd = {
  * counters and trace_event_buffer_reserve()'s context: disable preemption
  * around it, as fsm_write_reset_record() does. Interrupts that nest are
  * fine: the per-CPU reservation counts levels.
+ * @caller: event_triggers_post_call()'s frame, taken by the callback it
+ * called (FSM_CALLER(): the capture starts there, see fsm_capture()).
  * Context: the trigger (any context; rcu_read_lock or rcu_read_lock_sched).
  */
 static void notrace fsm_trig_fire(struct fsm_kl_trigger_data *data, bool user,
-				  bool counted)
+				  bool counted, const struct fsm_caller *caller)
 {
 	struct fsm_trig *t = data->private_data;
 
 	preempt_disable_notrace();
 	if (fsm_trig_record_kept(t) && (!counted || fsm_trig_take(data)))
 		fsm_record_event_to(t->inst, t->sid_file, fsm_trig_src, user,
-				    NULL);
+				    caller);
 	preempt_enable_notrace();
 }
 
@@ -602,28 +604,40 @@ static void notrace fsm_trig_kernel(struct fsm_kl_trigger_data *data,
 				    struct trace_buffer *buffer, void *rec,
 				    struct ring_buffer_event *rbe)
 {
-	fsm_trig_fire(data, false, false);
+	struct fsm_caller caller;
+
+	FSM_CALLER(&caller);
+	fsm_trig_fire(data, false, false, &caller);
 }
 
 static void notrace fsm_trig_kernel_count(struct fsm_kl_trigger_data *data,
 					  struct trace_buffer *buffer, void *rec,
 					  struct ring_buffer_event *rbe)
 {
-	fsm_trig_fire(data, false, true);
+	struct fsm_caller caller;
+
+	FSM_CALLER(&caller);
+	fsm_trig_fire(data, false, true, &caller);
 }
 
 static void notrace fsm_trig_user(struct fsm_kl_trigger_data *data,
 				  struct trace_buffer *buffer, void *rec,
 				  struct ring_buffer_event *rbe)
 {
-	fsm_trig_fire(data, true, false);
+	struct fsm_caller caller;
+
+	FSM_CALLER(&caller);
+	fsm_trig_fire(data, true, false, &caller);
 }
 
 static void notrace fsm_trig_user_count(struct fsm_kl_trigger_data *data,
 					struct trace_buffer *buffer, void *rec,
 					struct ring_buffer_event *rbe)
 {
-	fsm_trig_fire(data, true, true);
+	struct fsm_caller caller;
+
+	FSM_CALLER(&caller);
+	fsm_trig_fire(data, true, true, &caller);
 }
 
 /* The kernel's event_trigger_print() format, "stackmap" or "stackmap:user". */
