@@ -312,6 +312,11 @@ static __always_inline void fsm_count(local64_t *c)
  * set: a caller whose ORC data needed another register (stack realignment
  * prologues) cannot make calls to us from there, and the walk from the
  * current frame would not get that register either.
+ * NMI: stack_trace_save_regs() is the same unwinder as stack_trace_save()
+ * (arch_stack_walk(), no lock, no allocation, bounded by @size); @ks->regs
+ * is written only inside this context level's reservation of @ks (see
+ * fsm_record_event_to()), like @ks->ips, so a nested interrupt or NMI
+ * uses another slot.
  * Context: as fsm_record_event(); @ks reserved for this context level.
  * Return: the number of frames in @ks->ips.
  */
