@@ -16,6 +16,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
@@ -546,6 +547,7 @@ static void notrace fsm_probe(void *data)
 	else
 		local64_inc(&this_cpu_ptr(src->pc)->drops);
 }
+NOKPROBE_SYMBOL(fsm_probe);
 
 /**
  * fsm_src_attach_locked - attach a source: its hidden trigger data pair

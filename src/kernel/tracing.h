@@ -316,32 +316,45 @@ struct fsm_caller {
 /*
  * FSM_CALLER - fill *@c in the function that the kernel called directly.
  *
- * __builtin_frame_address(0) makes GCC give that function a standard
- * frame (push %rbp; mov %rsp, %rbp, objtool and ORC know it): the saved
- * %rbp of the caller at fp[0], the return address at fp[1], and the
- * caller's stack pointer after the return at fp + 2. Checked against
- * __builtin_return_address(0): any other layout leaves @c->ip 0, and the
- * capture falls back to walking from the current frame. A macro, not a
- * function: the frame must be the callback's own. The slots are our own
- * frame's, read without KASAN's check as the unwinder reads stacks.
- * x86-64 only (elsewhere @c->ip is 0). Context: any.
+ * __builtin_frame_address(0) makes GCC give that function a frame pointer
+ * (push %rbp; mov %rsp, %rbp, objtool and ORC know it): the saved %rbp of
+ * the caller at fp[0], the return address at fp[1], and the caller's
+ * stack pointer after the return at fp + 2 -- unless the prologue
+ * realigned the stack first (GCC's DRAP prologue, for a local that needs
+ * more than 8-byte alignment: lea 8(%rsp),%r10; and $-N,%rsp; push
+ * -8(%r10); push %rbp; mov %rsp,%rbp), where fp[1] is a copy of the
+ * return address and fp + 2 is inside the realigned area (review s7). So
+ * the layout is checked against __builtin_dwarf_cfa(), the caller's stack
+ * pointer after the return as the compiler knows it (the canonical frame
+ * address; it does not need unwind tables): any other layout leaves
+ * @c->ip 0, and the capture walks from the current frame (counted as
+ * own_frame_walks). fp[1] and __builtin_return_address(0) read the same
+ * slot, so comparing them checks nothing. A macro, not a function: the
+ * frame must be the callback's own. The slots are our own frame's, read
+ * without KASAN's check as the unwinder reads stacks. x86-64 only
+ * (elsewhere @c->ip is 0). Context: any.
+ *
+ * The callbacks that use it are NOKPROBE_SYMBOL(): a kretprobe on one
+ * would put the rethook trampoline in fp[1] (review s7; the walk from the
+ * current frame recovers it, a start at fp[1] would not).
  */
 #ifdef CONFIG_X86_64
 #define FSM_CALLER(c)	fsm_caller_fill((c), __builtin_frame_address(0),	\
-					__builtin_return_address(0))
+					__builtin_dwarf_cfa())
 #else
 /* arm64: the frame record is not at the caller's stack pointer */
 #define FSM_CALLER(c)	((c)->ip = 0)
 #endif /* CONFIG_X86_64 */
 
 static __always_inline void fsm_caller_fill(struct fsm_caller *c,
-					    unsigned long *fp, void *ret)
+					    unsigned long *fp, void *cfa)
 {
+	c->ip = 0;
+	if (unlikely((unsigned long)(fp + 2) != (unsigned long)cfa))
+		return;
 	c->ip = READ_ONCE_NOCHECK(fp[1]);
 	c->sp = (unsigned long)(fp + 2);
 	c->bp = READ_ONCE_NOCHECK(fp[0]);
-	if (c->ip != (unsigned long)ret)
-		c->ip = 0;
 }
 
 /* events.c */

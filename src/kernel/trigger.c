@@ -609,6 +609,7 @@ static void notrace fsm_trig_kernel(struct fsm_kl_trigger_data *data,
 	FSM_CALLER(&caller);
 	fsm_trig_fire(data, false, false, &caller);
 }
+NOKPROBE_SYMBOL(fsm_trig_kernel);
 
 static void notrace fsm_trig_kernel_count(struct fsm_kl_trigger_data *data,
 					  struct trace_buffer *buffer, void *rec,
@@ -619,6 +620,7 @@ static void notrace fsm_trig_kernel_count(struct fsm_kl_trigger_data *data,
 	FSM_CALLER(&caller);
 	fsm_trig_fire(data, false, true, &caller);
 }
+NOKPROBE_SYMBOL(fsm_trig_kernel_count);
 
 static void notrace fsm_trig_user(struct fsm_kl_trigger_data *data,
 				  struct trace_buffer *buffer, void *rec,
@@ -629,6 +631,7 @@ static void notrace fsm_trig_user(struct fsm_kl_trigger_data *data,
 	FSM_CALLER(&caller);
 	fsm_trig_fire(data, true, false, &caller);
 }
+NOKPROBE_SYMBOL(fsm_trig_user);
 
 static void notrace fsm_trig_user_count(struct fsm_kl_trigger_data *data,
 					struct trace_buffer *buffer, void *rec,
@@ -639,6 +642,7 @@ static void notrace fsm_trig_user_count(struct fsm_kl_trigger_data *data,
 	FSM_CALLER(&caller);
 	fsm_trig_fire(data, true, true, &caller);
 }
+NOKPROBE_SYMBOL(fsm_trig_user_count);
 
 /* The kernel's event_trigger_print() format, "stackmap" or "stackmap:user". */
 static int fsm_trig_print_as(struct seq_file *m, struct fsm_kl_trigger_data *data,
@@ -1269,6 +1273,7 @@ static void notrace fsm_srct_post(struct fsm_kl_trigger_data *data,
 	}
 	preempt_enable_notrace();
 }
+NOKPROBE_SYMBOL(fsm_srct_post);
 
 /*
  * The judge's print: nothing, or the kernel's header for an empty list
