@@ -12,6 +12,7 @@
 #   record for a discarded record ("alone": every id record follows a
 #   source record);
 # - stack_map_stat's "source SYS:EV:" lines against the records counted;
+#   on x86-64 no capture walked the module's own frames (own_frame_walks);
 # - the trigger file does not list sources, O_TRUNC keeps them;
 # - removing a dynamic event that is a source works, with a dmesg line; an
 #   enabled synthetic event's removal is refused (EBUSY) and its source
@@ -270,6 +271,24 @@ check_eq "stat: records = id records" \
 	"$(srcstat "$F" sched:sched_switch records)" "$nid"
 check "stat: filtered > 0" test "$(srcstat "$F" sched:sched_switch filtered)" -gt 0
 check_eq "stat: drops 0" "$(srcstat "$F" sched:sched_switch drops)" 0
+# x86-64: every capture starts at the frame of the kernel function that
+# called the module (fsm_capture()), none walks the module's own frames;
+# the stacks compared with the kernel's stacktrace trigger above are
+# those captures
+if [ "$(uname -m)" = x86_64 ]; then
+	check_eq "stat: own_frame_walks 0 (captures start at the caller's frame)" \
+		"$(stat_get "$F/stack_map_stat" own_frame_walks)" 0
+fi
+# the callbacks whose frame starts the capture cannot be kprobed: a
+# kretprobe's trampoline in their return slot would mislead the start
+# (NOKPROBE_SYMBOL, review s7; kprobe_events already refuses notrace
+# functions, a module's register_kretprobe() would not without it)
+BL=/sys/kernel/debug/kprobes/blacklist
+for f in fsm_srct_post fsm_trig_kernel fsm_trig_kernel_count fsm_trig_user \
+	fsm_trig_user_count fsm_probe; do
+	check "$f in the kprobe blacklist" \
+		eval "awk '{print \$2}' $BL | grep -qx $f"
+done
 check "existing stat lines unchanged (records: still a number)" \
 	test "$(stat_get "$F/stack_map_stat" records)" -ge "$nid"
 # set_event_pid: only one process's openat records are kept

@@ -303,6 +303,12 @@ mkdir "$TMPD/tsf"
 for c in "$S"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tsf/${c##*/}"; done
 tlater "evfilter pairs $TMPD/tsf sched_switch $TMPD/kallsyms alone"
 diag "filtered event: $(grep -c 'sched_switch:' "$S/trace") records kept, trigger_no_verdict $(stat_get "$S/stack_map_stat" trigger_no_verdict)"
+# x86-64: the trigger's captures start at event_triggers_post_call()'s
+# frame (fsm_capture()), none walks the module's own frames
+if [ "$(uname -m)" = x86_64 ]; then
+	check_eq "own_frame_walks 0 (captures start at the caller's frame)" \
+		"$(stat_get "$S/stack_map_stat" own_frame_walks)" 0
+fi
 echo '!stackmap' >>"$S/$SW/trigger"
 echo 0 >"$S/$SW/enable"
 echo 0 >"$S/$SW/filter"

@@ -16,6 +16,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
@@ -85,6 +86,7 @@ static_assert(FSM_STACK_ID_NONE == FSM_ID_NONE, "abi.h and fsm_core.h disagree")
 
 struct fsm_kstack {
 	unsigned long ips[FSM_CAPTURE_DEPTH];
+	struct pt_regs regs;	/* the caller's state (fsm_capture()) */
 };
 
 struct fsm_kstacks {
@@ -101,6 +103,16 @@ struct fsm_kstacks {
 static struct fsm_kstacks __percpu *fsm_kstacks __read_mostly;
 /* Frames of the unwinder itself that may precede our own frames. */
 #define FSM_TRIM_SCAN		8
+
+/*
+ * stack_trace_save_regs(), not exported: resolved once by
+ * fsm_events_init() before any probe is registered (ordered before the
+ * probes' loads as fsm_kstacks is). NULL: every capture walks from the
+ * current frame (said at load).
+ */
+static unsigned int (*fsm_k_save_regs)(struct pt_regs *regs,
+				       unsigned long *store, unsigned int size,
+				       unsigned int skipnr) __read_mostly;
 
 static_assert(FSM_DROP_NR_REASONS - 1 <= FSM_SID_REASON_MAX,
 	      "drop reasons do not fit the record's reason");
@@ -281,15 +293,69 @@ static __always_inline void fsm_count(local64_t *c)
 }
 
 /*
- * fsm_record_stack - capture, insert and write the records, with @ips a
- * FSM_CAPTURE_DEPTH buffer reserved for this context level on this CPU.
+ * fsm_capture - the kernel stack of the traced code into @ks->ips.
+ * @caller: the state of the kernel function that called our callback
+ *          (FSM_CALLER()), or NULL / ip 0: unknown
+ * @skip:   set to the number of leading frames that are not the traced
+ *          code's (fsm_trim())
+ *
+ * With the caller's state, the unwind starts at the caller's frame
+ * (stack_trace_save_regs(), the way the kernel unwinds from an
+ * exception's registers): regs->ip is the first entry, the caller's
+ * callers follow. The unwinder never looks at this module's frames nor at
+ * its own, whose ORC lookups in module text (and __kernel_text_address()
+ * on each module address) made most of the cost over options/stacktrace.
+ * The frames are those the walk from the current frame reports after the
+ * module's frames: the unwinder reaches the caller's frame with the same
+ * ip, sp and bp (callee-saved, restored through our frames' ORC data), and
+ * the ORC entry of a return address describes the state after the call,
+ * the state the caller was in during the call. Only ip, sp and bp are
+ * set: a caller whose ORC data needed another register (stack realignment
+ * prologues) cannot make calls to us from there, and the walk from the
+ * current frame would not get that register either.
+ * NMI: stack_trace_save_regs() is the same unwinder as stack_trace_save()
+ * (arch_stack_walk(), no lock, no allocation, bounded by @size); @ks->regs
+ * is written only inside this context level's reservation of @ks (see
+ * fsm_record_event_to()), like @ks->ips, so a nested interrupt or NMI
+ * uses another slot.
+ * Context: as fsm_record_event(); @ks reserved for this context level.
+ * Return: the number of frames in @ks->ips.
+ */
+static unsigned int notrace fsm_capture(const struct fsm_src *src,
+					const struct fsm_caller *caller,
+					struct fsm_kstack *ks,
+					struct fsm_inst_pcpu *pc,
+					unsigned int *skip)
+{
+	unsigned int nr;
+
+	if (likely(caller && caller->ip && fsm_k_save_regs)) {
+		ks->regs.ip = caller->ip;
+		ks->regs.sp = caller->sp;
+		ks->regs.bp = caller->bp;
+		ks->regs.cs = __KERNEL_CS;	/* !user_mode() */
+		nr = fsm_k_save_regs(&ks->regs, ks->ips, FSM_CAPTURE_DEPTH, 0);
+		*skip = nr && ks->ips[0] - src->iter_start < src->iter_size;
+		return nr;
+	}
+	fsm_count(&pc->own_frame_walks);
+	nr = stack_trace_save(ks->ips, FSM_CAPTURE_DEPTH, 0);
+	*skip = fsm_trim(src, ks->ips, nr);
+	return nr;
+}
+
+/*
+ * fsm_record_stack - capture, insert and write the records, with @ks the
+ * buffers reserved for this context level on this CPU.
  * Context: as fsm_record_event().
  */
 static bool notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 				     struct trace_event_file *file,
 				     struct fsm_map *map, struct fsm_inst_pcpu *pc,
-				     unsigned long *ips, bool user)
+				     struct fsm_kstack *ks,
+				     const struct fsm_caller *caller, bool user)
 {
+	unsigned long *ips = ks->ips;
 	struct fsm_insert_result res;
 	unsigned int nr, skip, n;
 	u32 epoch, flags = 0, id;
@@ -297,8 +363,7 @@ static bool notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 	u64 cookie;
 	int ret;
 
-	nr = stack_trace_save(ips, FSM_CAPTURE_DEPTH, 0);
-	skip = fsm_trim(src, ips, nr);
+	nr = fsm_capture(src, caller, ks, pc, &skip);
 	n = nr - skip;
 	if (nr == FSM_CAPTURE_DEPTH || n > FSM_MAX_KERNEL_DEPTH) {
 		flags |= FSM_SID_F_TRUNCATED;
@@ -375,6 +440,8 @@ static bool notrace fsm_record_nested(struct trace_event_file *file,
  * @inst: the instance whose buffer gets them
  * @src:  the source event (its tracepoint iterator is trimmed from the
  *        stack)
+ * @caller: the state of the kernel function that called the callback
+ *        (FSM_CALLER()), or NULL: the capture then walks from here
  *
  * The one entry point of every attach path (the tracepoint probe below
  * today): captures the current kernel stack, gets its id from @inst's map
@@ -387,7 +454,8 @@ static bool notrace fsm_record_nested(struct trace_event_file *file,
  * counted. Return: an id record (stack_id, stack_id_user or
  * stack_fallback) was written.
  */
-bool notrace fsm_record_event(struct fsm_inst *inst, struct fsm_src *src)
+bool notrace fsm_record_event(struct fsm_inst *inst, struct fsm_src *src,
+			      const struct fsm_caller *caller)
 {
 	/*
 	 * inst->file and inst->map are written before the probe is
@@ -397,7 +465,8 @@ bool notrace fsm_record_event(struct fsm_inst *inst, struct fsm_src *src)
 	 * files only after tracepoint_synchronize_unregister(), which waits
 	 * for this preemption-disabled section.
 	 */
-	return fsm_record_event_to(inst, READ_ONCE(inst->file), src, true);
+	return fsm_record_event_to(inst, READ_ONCE(inst->file), src, true,
+				   caller);
 }
 
 /**
@@ -407,6 +476,7 @@ bool notrace fsm_record_event(struct fsm_inst *inst, struct fsm_src *src)
  *        nothing), valid until this returns
  * @src:  the source (for the trim)
  * @user: also request the user stack (when @inst has user stacks on)
+ * @caller: as for fsm_record_event()
  *
  * For attach paths that write whether or not stackmap:stack_id is enabled
  * in the instance (the stackmap trigger, trigger.c). @inst's map must have
@@ -415,7 +485,8 @@ bool notrace fsm_record_event(struct fsm_inst *inst, struct fsm_src *src)
  */
 bool notrace fsm_record_event_to(struct fsm_inst *inst,
 				 struct trace_event_file *file,
-				 struct fsm_src *src, bool user)
+				 struct fsm_src *src, bool user,
+				 const struct fsm_caller *caller)
 {
 	struct fsm_inst_pcpu *pc;
 	struct fsm_kstacks *ks;
@@ -443,7 +514,7 @@ bool notrace fsm_record_event_to(struct fsm_inst *inst,
 	barrier();
 	if (likely(level < FSM_KSTACK_NESTING))
 		done = fsm_record_stack(src, inst, file, map, pc,
-					ks->stacks[level].ips, user);
+					&ks->stacks[level], caller, user);
 	else
 		done = fsm_record_nested(file, pc);
 	barrier();
@@ -460,6 +531,7 @@ bool notrace fsm_record_event_to(struct fsm_inst *inst,
 static void notrace fsm_probe(void *data)
 {
 	struct fsm_src *src = data;
+	struct fsm_caller caller;
 	unsigned long sflags;
 
 	/* Only when the source event is enabled (and not soft-disabled) here */
@@ -469,11 +541,13 @@ static void notrace fsm_probe(void *data)
 		return;
 	/* this path does not see the event's filter: no "filtered" count */
 	local64_inc(&this_cpu_ptr(src->pc)->hits);
-	if (fsm_record_event(src->inst, src))
+	FSM_CALLER(&caller);	/* this function's frame: see fsm_capture() */
+	if (fsm_record_event(src->inst, src, &caller))
 		local64_inc(&this_cpu_ptr(src->pc)->records);
 	else
 		local64_inc(&this_cpu_ptr(src->pc)->drops);
 }
+NOKPROBE_SYMBOL(fsm_probe);
 
 /**
  * fsm_src_attach_locked - attach a source: its hidden trigger data pair
@@ -1075,6 +1149,9 @@ int fsm_events_init(void)
 	fsm_kstacks = alloc_percpu(struct fsm_kstacks);
 	if (!fsm_kstacks)
 		return -ENOMEM;
+	fsm_k_save_regs = fsm_compat_ksym("stack_trace_save_regs", true);
+	if (!fsm_k_save_regs)
+		pr_info("stack_trace_save_regs not found: stack captures walk the module's own frames (slower)\n");
 	fsm_set_output(&event_stack_id, &fsm_sid_funcs, fsm_sid_trace,
 		       fsm_sid_raw);
 	fsm_set_output(&event_stack_id_user, &fsm_sidu_funcs, fsm_sid_trace,

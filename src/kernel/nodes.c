@@ -720,6 +720,8 @@ static int fsm_stat_show(struct seq_file *m, void *v)
 	seq_printf(m, "nested_dropped: %llu\n", FSM_PCPU(inst, nested));
 	seq_printf(m, "trigger_no_verdict: %llu\n",
 		   FSM_PCPU(inst, trig_no_verdict));
+	seq_printf(m, "own_frame_walks: %llu\n",
+		   FSM_PCPU(inst, own_frame_walks));
 	fsm_ustack_stat_show(m, inst);	/* user stacks (ustack.c) */
 	fsm_fileid_stat_show(m);	/* the file table (fileid.c) */
 	fsm_stat_sources(m, inst);

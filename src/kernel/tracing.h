@@ -78,6 +78,7 @@ struct fsm_inst_pcpu {
 	local64_t inline_lost;	/* ... of which should have carried a stack */
 	local64_t nested;	/* probe nested deeper than the per-CPU buffers */
 	local64_t trig_no_verdict; /* stackmap trigger hits without a verdict */
+	local64_t own_frame_walks; /* captures that walked our own frames */
 };
 
 /* The nodes of an instance. */
@@ -293,13 +294,77 @@ int fsm_lifecycle_start(void);
 void fsm_lifecycle_stop(void);
 void fsm_lifecycle_exit(void);
 
+/**
+ * struct fsm_caller - where the kernel called one of our callbacks from.
+ * @ip: the return address into the kernel (0: unknown)
+ * @sp: the kernel function's stack pointer right after that return
+ * @bp: its frame pointer register then
+ *
+ * The state of the caller's frame at the call, as an unwinder needs it to
+ * start there: the stack capture then never walks the module's own frames
+ * (each one costs the unwinder a module lookup for its ORC data and
+ * another one for __kernel_text_address()) nor the unwinder's. Taken by
+ * FSM_CALLER() in the function the kernel called (a tracepoint probe or a
+ * trigger callback), passed down to fsm_record_event_to().
+ */
+struct fsm_caller {
+	unsigned long ip;
+	unsigned long sp;
+	unsigned long bp;
+};
+
+/*
+ * FSM_CALLER - fill *@c in the function that the kernel called directly.
+ *
+ * __builtin_frame_address(0) makes GCC give that function a frame pointer
+ * (push %rbp; mov %rsp, %rbp, objtool and ORC know it): the saved %rbp of
+ * the caller at fp[0], the return address at fp[1], and the caller's
+ * stack pointer after the return at fp + 2 -- unless the prologue
+ * realigned the stack first (GCC's DRAP prologue, for a local that needs
+ * more than 8-byte alignment: lea 8(%rsp),%r10; and $-N,%rsp; push
+ * -8(%r10); push %rbp; mov %rsp,%rbp), where fp[1] is a copy of the
+ * return address and fp + 2 is inside the realigned area (review s7). So
+ * the layout is checked against __builtin_dwarf_cfa(), the caller's stack
+ * pointer after the return as the compiler knows it (the canonical frame
+ * address; it does not need unwind tables): any other layout leaves
+ * @c->ip 0, and the capture walks from the current frame (counted as
+ * own_frame_walks). fp[1] and __builtin_return_address(0) read the same
+ * slot, so comparing them checks nothing. A macro, not a function: the
+ * frame must be the callback's own. The slots are our own frame's, read
+ * without KASAN's check as the unwinder reads stacks. x86-64 only
+ * (elsewhere @c->ip is 0). Context: any.
+ *
+ * The callbacks that use it are NOKPROBE_SYMBOL(): a kretprobe on one
+ * would put the rethook trampoline in fp[1] (review s7; the walk from the
+ * current frame recovers it, a start at fp[1] would not).
+ */
+#ifdef CONFIG_X86_64
+#define FSM_CALLER(c)	fsm_caller_fill((c), __builtin_frame_address(0),	\
+					__builtin_dwarf_cfa())
+#else
+/* arm64: the frame record is not at the caller's stack pointer */
+#define FSM_CALLER(c)	((c)->ip = 0)
+#endif /* CONFIG_X86_64 */
+
+static __always_inline void fsm_caller_fill(struct fsm_caller *c,
+					    unsigned long *fp, void *cfa)
+{
+	c->ip = 0;
+	if (unlikely((unsigned long)(fp + 2) != (unsigned long)cfa))
+		return;
+	c->ip = READ_ONCE_NOCHECK(fp[1]);
+	c->sp = (unsigned long)(fp + 2);
+	c->bp = READ_ONCE_NOCHECK(fp[0]);
+}
+
 /* events.c */
 int fsm_events_init(void);
 void fsm_events_exit(void);
 int fsm_src_attach_locked(struct fsm_src *src);
 void fsm_src_detach_locked(struct fsm_src *src);
 u64 fsm_write_reset_record(struct fsm_inst *inst, u32 gen);
-bool fsm_record_event(struct fsm_inst *inst, struct fsm_src *src);
+bool fsm_record_event(struct fsm_inst *inst, struct fsm_src *src,
+		      const struct fsm_caller *caller);
 struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr);
 bool fsm_output_may_look_up(const struct trace_iterator *iter);
 bool fsm_output_room(struct trace_seq *s, unsigned int left);
@@ -307,7 +372,8 @@ void fsm_set_output(struct trace_event_call *call,
 		    struct trace_event_functions *funcs,
 		    trace_print_func trace, trace_print_func raw);
 bool fsm_record_event_to(struct fsm_inst *inst, struct trace_event_file *file,
-			 struct fsm_src *src, bool user);
+			 struct fsm_src *src, bool user,
+			 const struct fsm_caller *caller);
 int fsm_inst_prepare_map(struct fsm_inst *inst);
 int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
 

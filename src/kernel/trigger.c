@@ -642,16 +642,19 @@ static struct fsm_kl_command fsm_vcmd = {
  * counters and trace_event_buffer_reserve()'s context: disable preemption
  * around it, as fsm_write_reset_record() does. Interrupts that nest are
  * fine: the per-CPU reservation counts levels.
+ * @caller: event_triggers_post_call()'s frame, taken by the callback it
+ * called (FSM_CALLER(): the capture starts there, see fsm_capture()).
  * Context: the trigger (any context; rcu_read_lock or rcu_read_lock_sched).
  */
 static void notrace fsm_trig_fire(struct fsm_kl_trigger_data *data, bool user,
-				  bool counted)
+				  bool counted, const struct fsm_caller *caller)
 {
 	struct fsm_trig *t = data->private_data;
 
 	preempt_disable_notrace();
 	if (fsm_trig_record_kept(t) && (!counted || fsm_trig_take(data)))
-		fsm_record_event_to(t->inst, t->sid_file, fsm_trig_src, user);
+		fsm_record_event_to(t->inst, t->sid_file, fsm_trig_src, user,
+				    caller);
 	preempt_enable_notrace();
 }
 
@@ -659,29 +662,45 @@ static void notrace fsm_trig_kernel(struct fsm_kl_trigger_data *data,
 				    struct trace_buffer *buffer, void *rec,
 				    struct ring_buffer_event *rbe)
 {
-	fsm_trig_fire(data, false, false);
+	struct fsm_caller caller;
+
+	FSM_CALLER(&caller);
+	fsm_trig_fire(data, false, false, &caller);
 }
+NOKPROBE_SYMBOL(fsm_trig_kernel);
 
 static void notrace fsm_trig_kernel_count(struct fsm_kl_trigger_data *data,
 					  struct trace_buffer *buffer, void *rec,
 					  struct ring_buffer_event *rbe)
 {
-	fsm_trig_fire(data, false, true);
+	struct fsm_caller caller;
+
+	FSM_CALLER(&caller);
+	fsm_trig_fire(data, false, true, &caller);
 }
+NOKPROBE_SYMBOL(fsm_trig_kernel_count);
 
 static void notrace fsm_trig_user(struct fsm_kl_trigger_data *data,
 				  struct trace_buffer *buffer, void *rec,
 				  struct ring_buffer_event *rbe)
 {
-	fsm_trig_fire(data, true, false);
+	struct fsm_caller caller;
+
+	FSM_CALLER(&caller);
+	fsm_trig_fire(data, true, false, &caller);
 }
+NOKPROBE_SYMBOL(fsm_trig_user);
 
 static void notrace fsm_trig_user_count(struct fsm_kl_trigger_data *data,
 					struct trace_buffer *buffer, void *rec,
 					struct ring_buffer_event *rbe)
 {
-	fsm_trig_fire(data, true, true);
+	struct fsm_caller caller;
+
+	FSM_CALLER(&caller);
+	fsm_trig_fire(data, true, true, &caller);
 }
+NOKPROBE_SYMBOL(fsm_trig_user_count);
 
 /* The kernel's event_trigger_print() format, "stackmap" or "stackmap:user". */
 static int fsm_trig_print_as(struct seq_file *m, struct fsm_kl_trigger_data *data,
@@ -1356,6 +1375,7 @@ static void notrace fsm_srct_post(struct fsm_kl_trigger_data *data,
 {
 	struct fsm_src_trig *st = container_of(data, struct fsm_src_trig, post);
 	struct fsm_src *src = st->src;
+	struct fsm_caller caller;
 	struct fsm_src_pcpu *pc;
 	int v;
 
@@ -1368,13 +1388,16 @@ static void notrace fsm_srct_post(struct fsm_kl_trigger_data *data,
 		local64_inc(&pc->filtered);
 	} else if (v > 0) {
 		local64_inc(&pc->hits);
-		if (fsm_record_event(src->inst, src))
+		/* event_triggers_post_call()'s frame: see fsm_capture() */
+		FSM_CALLER(&caller);
+		if (fsm_record_event(src->inst, src, &caller))
 			local64_inc(&pc->records);
 		else
 			local64_inc(&pc->drops);
 	}
 	preempt_enable_notrace();
 }
+NOKPROBE_SYMBOL(fsm_srct_post);
 
 /*
  * The judge's print: nothing, or the kernel's header for an empty list

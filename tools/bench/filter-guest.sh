@@ -18,11 +18,15 @@
 #                                     + our records
 #  2. The cost of a traced event, no filter: the mean wall time of one
 #     system call with the event off, on, on with options/stacktrace, and
-#     on with stack ids (options/stackmap), each measured ROUNDS times,
-#     interleaved, median taken.
+#     on with stack ids (options/stackmap), each measured ROUNDS times
+#     ($FSM_BENCH_ROUNDS, 9), interleaved (odd rounds in reverse order),
+#     median taken.
 #       ns_per_event_{off,event,stacktrace,stackmap}
-#       probe_overhead_ratio  ns_per_event_stackmap / ns_per_event_stacktrace
-#                             (the issue's figure; target <= 1)
+#       probe_overhead_ratio  median over the rounds of the round's
+#                             ns_per_event_stackmap / ns_per_event_stacktrace
+#                             (the issue's figure; target <= 1), with _min,
+#                             _q1, _q3, _max: the spread of the rounds
+#       ratio_of_medians      median stackmap / median stacktrace
 #       stack_cost_ratio      (stackmap - event) / (stacktrace - event): the
 #                             added cost of the stack alone
 # Ratios only: under TCG absolute times mean little. Run as root on the
@@ -39,7 +43,7 @@ trap 'rm -rf "$tmp"' EXIT
 gcc -O2 -Wall -o "$tmp/loop" "$here/syscall_loop.c"
 E=$T/events/raw_syscalls/sys_enter
 calls=${FSM_BENCH_CALLS:-20000}
-rounds=${FSM_BENCH_ROUNDS:-3}
+rounds=${FSM_BENCH_ROUNDS:-9}
 
 reset_trace() {
 	echo 0 > $T/tracing_on
@@ -94,16 +98,29 @@ timed() { # MODE: off event stacktrace stackmap
 	"$tmp/loop" "$calls" | sed -n 's/^ns_per_call=//p' >> "$tmp/t.$1"
 	reset_trace
 }
+# odd rounds in the reverse order: neither side always runs first
 for ((r = 0; r < rounds; r++)); do
-	for m in off event stacktrace stackmap; do timed $m; done
+	if ((r % 2)); then order="stackmap stacktrace event off"; else order="off event stacktrace stackmap"; fi
+	for m in $order; do timed "$m"; done
 done
 med() { sort -n "$tmp/t.$1" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-awk -v o="$(med off)" -v e="$(med event)" -v s="$(med stacktrace)" -v m="$(med stackmap)" 'BEGIN {
+# the ratio of each round (its two runs are neighbours in time), then the
+# median and the spread of those ratios
+paste "$tmp/t.stacktrace" "$tmp/t.stackmap" | awk '{ print $2 / $1 }' |
+	sort -n > "$tmp/ratios"
+awk -v o="$(med off)" -v e="$(med event)" -v s="$(med stacktrace)" -v m="$(med stackmap)" \
+	-v n="$rounds" 'BEGIN {
 	printf "ns_per_event_off=%.1f\nns_per_event_event=%.1f\n", o, e
 	printf "ns_per_event_stacktrace=%.1f\nns_per_event_stackmap=%.1f\n", s, m
-	printf "probe_overhead_ratio=%.2f\n", m / s
+	printf "bench_rounds=%d\n", n
+	printf "ratio_of_medians=%.2f\n", m / s
 	if (s > e)
 		printf "stack_cost_ratio=%.2f\n", (m - e) / (s - e)
 }'
+awk '{ a[NR] = $1 } END {
+	printf "probe_overhead_ratio=%.2f\n", a[int((NR + 1) / 2)]
+	printf "probe_overhead_ratio_min=%.2f\nprobe_overhead_ratio_max=%.2f\n", a[1], a[NR]
+	printf "probe_overhead_ratio_q1=%.2f\nprobe_overhead_ratio_q3=%.2f\n", a[int((NR + 3) / 4)], a[int((3 * NR + 3) / 4)]
+}' "$tmp/ratios"
 echo > $T/stack_map_events
 rmmod ftrace_stackmap
