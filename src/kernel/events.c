@@ -329,6 +329,7 @@ static unsigned int notrace fsm_capture(const struct fsm_src *src,
 {
 	unsigned int nr;
 
+#ifdef CONFIG_X86_64	/* FSM_CALLER() leaves ip 0 elsewhere */
 	if (likely(caller && caller->ip && fsm_k_save_regs)) {
 		ks->regs.ip = caller->ip;
 		ks->regs.sp = caller->sp;
@@ -338,6 +339,7 @@ static unsigned int notrace fsm_capture(const struct fsm_src *src,
 		*skip = nr && ks->ips[0] - src->iter_start < src->iter_size;
 		return nr;
 	}
+#endif
 	fsm_count(&pc->own_frame_walks);
 	nr = stack_trace_save(ks->ips, FSM_CAPTURE_DEPTH, 0);
 	*skip = fsm_trim(src, ks->ips, nr);
