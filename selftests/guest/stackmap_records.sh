@@ -213,7 +213,7 @@ echo raw_syscalls:sys_enter >"$D/stack_map_events"
 echo 1 >"$D/events/raw_syscalls/sys_enter/enable"
 echo 1 >"$D/options/stackmap"
 echo 1 >"$D/options/stackmap_user"
-"$P" 3 </dev/null >/dev/null
+echo go | "$P" 3 >/dev/null	# entry.c waits for a line on stdin
 echo 0 >"$D/options/stackmap_user"
 echo 0 >"$D/options/stackmap"
 echo 0 >"$D/events/enable"
