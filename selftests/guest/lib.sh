@@ -236,3 +236,28 @@ fi
 }
 is_loaded && unload
 tracing_clean
+
+# save_cpus DIR NAME: the per-CPU trace files of instance DIR in $TMPD/NAME
+save_cpus() {
+	mkdir "$TMPD/$2"
+	for c in "$1"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/$2/${c##*/}"; done
+}
+# srcstat DIR SYS:EV FIELD: a field of the source's stack_map_stat line
+srcstat() {
+	local l
+	l=$(stat_get "$1/stack_map_stat" "source $2") || return 1
+	l=" $l "
+	l=${l#* "$3"=}
+	echo "${l%% *}"
+}
+# wait until stack_map_events of DIR no longer lists SYS:EV
+wait_gone() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		has "$1/stack_map_events" "$2" || return 0
+		nap 0.1
+	done
+	return 1
+}
+
+# srcstat and wait_gone use stat_get, has and nap above.

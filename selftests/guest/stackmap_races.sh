@@ -39,27 +39,6 @@ tlater() { echo "$*" >>"$TC"; }
 KPE=/sys/kernel/debug/kprobes/enabled
 [ -e "$KPE" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 
-save() {
-	mkdir "$TMPD/$2"
-	for c in "$1"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/$2/${c##*/}"; done
-}
-srcstat() {
-	local l
-	l=$(stat_get "$1/stack_map_stat" "source $2") || return 1
-	l=" $l "
-	l=${l#* "$3"=}
-	echo "${l%% *}"
-}
-
-# wait until stack_map_events of DIR no longer lists TEXT
-wait_gone() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		has "$1/stack_map_events" "$2" || return 0
-		nap 0.1
-	done
-	return 1
-}
 
 kmsg_mark
 load || { echo "Bail out! insmod failed"; exit 1; }
@@ -120,7 +99,7 @@ rm -f "$TMPD/run"
 wait "$wl"
 echo 0 >"$R/tracing_on"
 check_eq "every removal of the enabled fsmrl was refused" "$refused" "${RACE_LOOPS:-1000}"
-save "$R" sr
+save_cpus "$R" sr
 recs=$(srcstat "$R" kprobes:fsmrl records)
 diag "$(<"$TMPD/opens") opens"
 diag "fsmrl: no_verdict=$(srcstat "$R" kprobes:fsmrl no_verdict) hits=$(srcstat "$R" kprobes:fsmrl hits) records=$recs"
@@ -190,7 +169,7 @@ if [ -w "$KPE" ]; then
 	echo 1 >"$N/tracing_on"
 	workload 5
 	echo 0 >"$N/tracing_on"
-	save "$N" sn
+	save_cpus "$N" sn
 	tlater "after pairs $TMPD/sn sched_switch $TMPD/kallsyms stacktrace cut"
 	echo '!stacktrace' >>"$N/events/sched/sched_switch/trigger"
 	check "rmdir of sn" rmdir "$N"

@@ -27,28 +27,6 @@ TC=$TMPD/src_checks
 tlater() { echo "$*" >>"$TC"; }
 IDS=' (stack_id|stack_id_user|stack_fallback):'
 
-# save DIR NAME: the per-CPU trace files of instance DIR in $TMPD/NAME
-save() {
-	mkdir "$TMPD/$2"
-	for c in "$1"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/$2/${c##*/}"; done
-}
-# srcstat DIR SYS:EV FIELD: a field of the source's stack_map_stat line
-srcstat() {
-	local l
-	l=$(stat_get "$1/stack_map_stat" "source $2") || return 1
-	l=" $l "
-	l=${l#* "$3"=}
-	echo "${l%% *}"
-}
-# wait until stack_map_events of DIR no longer lists SYS:EV
-wait_gone() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		has "$1/stack_map_events" "$2" || return 0
-		nap 0.1
-	done
-	return 1
-}
 
 kmsg_mark
 load || { echo "Bail out! insmod failed"; exit 1; }
@@ -145,8 +123,8 @@ workload 20
 "$UP" 200
 echo 0 >"$A/tracing_on"
 echo 0 >"$B/tracing_on"
-save "$A" sa
-save "$B" sb
+save_cpus "$A" sa
+save_cpus "$B" sb
 tlater "tp pairs $TMPD/sa sched_switch $TMPD/kallsyms stacktrace cut"
 tlater "sys pairs $TMPD/sa sys_openat $TMPD/kallsyms stacktrace cut"
 tlater "kprobe pairs $TMPD/sa fsmkp $TMPD/kallsyms stacktrace cut"
@@ -257,7 +235,7 @@ echo 0 >"$F/$SW/filter"
 workload 5
 echo 0 >"$F/$SW/enable"
 echo 0 >"$F/tracing_on"
-save "$F" sf
+save_cpus "$F" sf
 tlater "filter pairs $TMPD/sf sched_switch $TMPD/kallsyms alone cut"
 nsw=$(grep -c ' sched_switch:' "$F/trace")
 nid=$(grep -cE "$IDS" "$F/trace")
@@ -306,7 +284,7 @@ kill "$lp"
 wait "$lp" 2>/dev/null
 echo 0 >"$F/$OPEN/enable"
 echo 0 >"$F/tracing_on"
-save "$F" sp
+save_cpus "$F" sp
 tlater "pidfilter pairs $TMPD/sp sys_openat $TMPD/kallsyms alone cut"
 # (the pid filter refuses before the record is made: no trigger call)
 check_eq "set_event_pid: stat hits = the records kept" \
