@@ -29,7 +29,8 @@
 # stock-kernel instance (about 2,000 event directories) costs more than a
 # second to make and remove, so make check runs these sizes (the debug
 # kernels, debug and arm64-debug: 10, 5, 5 and 5 for NODES, MKRACE, DBG and
-# CYCLES, and no part reuse: part noid checks a reused id); the sizes of
+# CYCLES, and no part reuse: part noid checks a reused id; no part noid
+# either on those two); the sizes of
 # issue 8 (FSM_LC_NODES=200 FSM_LC_CYCLES=500 FSM_LC_REUSE=1000
 # FSM_LC_RACES=20) take about 40 minutes on the stock guest.
 export KO=${1:-}
@@ -61,6 +62,17 @@ if [ "${FSM_LC_QUICK:-0}" = 1 ]; then
 	# instance gets a reused id and user stacks (reused_id_works), the
 	# same check after 63 instead of 70. The stock kernels run both.
 	PARTS=${FSM_LC_PARTS:-nodes mkrace debugfs cycles quarantine noid races coming}
+	# On the debug kernels part noid is left out too: its 63 instances
+	# cost 415 s there (2026-11-23, 6.5 s per instance made and removed),
+	# 60% of the suite, for an id bitmap's exhaustion whose code runs the
+	# same on the stock kernels (x86 stock at full sizes and arm64 stock
+	# run it). The debug kernel still sees ids freed and reused (part
+	# quarantine: the removed instance's id is reused once its pending
+	# walk ran) and every instance made and removed under KASAN.
+	case ${FSM_VM_KERNEL:-} in
+	debug | arm64-debug)
+		PARTS=${FSM_LC_PARTS:-nodes mkrace debugfs cycles quarantine races coming} ;;
+	esac
 fi
 # progress lines in the kernel log: seen live on the console
 progress() { echo "stackmap_lifecycle: $*" >/dev/kmsg; }
