@@ -36,6 +36,7 @@ KSTACK = [" => do_sys_openat2+0x10/0x100",
           " => do_syscall_64+0x10/0x100"]
 
 TASK, SOFTIRQ, HARDIRQ, NMI = "d..1.", "..s1.", "d.h2.", "d.Z3."
+UPROBE = "DNZff"
 
 
 def rec(ev, rest="", ctx=TASK, pid=100, comm="bash", ts=[0]):
@@ -143,6 +144,15 @@ class Pairs(unittest.TestCase):
         # the interrupted one's comes after the interrupt
         self.passes(src(), src(HARDIRQ), sid(HARDIRQ, n=1048578), sid(),
                     opts=("alone",))
+
+    def test_uprobe_context_borrowed(self):
+        # 6.1's uprobe records (preemptible: tracing_gen_ctx_dec() takes
+        # the context one below zero) read "DNZff": a task, not an NMI
+        self.passes(src(UPROBE), sid(), rec("<stack trace>", ctx=UPROBE),
+                    sdef(), src(UPROBE), wakeup(), sid(),
+                    rec("<stack trace>", ctx=UPROBE), opts=("stacktrace",))
+        self.fails(src(UPROBE), switch(), sid(), opts=("alone",),
+                   what="every id record follows")
 
     def test_cut_after_interrupt(self):
         # the window's end after an interrupt that came between

@@ -48,7 +48,12 @@ Records of a higher level in between are skipped, whatever their pid
 (an interrupt's records carry the interrupted task's pid) and event; an
 id record of a higher level is the interrupt's own, never the waiting SRC
 record's. Without the irq-info column every record is of level 0: nothing
-is skipped.
+is skipped. A record written with preemption enabled through
+trace_event_buffer_reserve() (6.1: a uprobe event, and the stacktrace
+trigger's record after it) has a context taken one below zero
+(tracing_gen_ctx_dec(): the borrow sets every flag): its preempt-depth
+and migrate-disable columns read "ff", its other flags are meaningless,
+and its level is 0 (a task; nothing else runs preemptible).
 """
 import bisect
 import glob
@@ -172,7 +177,7 @@ def read_cpu(path):
             continue
         rest = m.group("rest")
         flags = m.group("flags") or ""
-        level = LEVELS.get(flags[2:3], 0)
+        level = 0 if flags[3:5] == "ff" else LEVELS.get(flags[2:3], 0)
         pid = int(m.group("pid"))
         if rest.startswith("<stack trace>"):
             out.append(Rec("<stack trace>", "", level, pid))
