@@ -47,6 +47,26 @@ settle() {
 	wait_src "$A" kprobes:fsmfmark absent
 }
 
+# module_follow: the events of a module loaded later: 'fsm_tp_test:*'
+# chosen in A (instance fa), the module unloaded then loaded again
+module_follow() {
+	if [ -f "$TPKO" ]; then
+		check "fsm_tp_test loaded" insmod "$TPKO"
+		check "A: '>' fsm_tp_test:*" eval "echo 'fsm_tp_test:*' >$A/stack_map_events"
+		check "A: fsm_tp_test:fsm_tp_ping chosen" wait_src "$A" fsm_tp_test:fsm_tp_ping
+		check "fsm_tp_test unloads while chosen" rmmod fsm_tp_test
+		check_eq "A: its source dropped" "$(<"$A/stack_map_events")" ""
+		kmsg_mark
+		check "fsm_tp_test loaded again" insmod "$TPKO"
+		check "A: fsm_tp_test:fsm_tp_ping back" wait_src "$A" fsm_tp_test:fsm_tp_ping
+		check "A: one dmesg line for it" \
+			eval 'kmsg_since | grep -q "fa: source event fsm_tp_test:fsm_tp_ping added"'
+		check "fsm_tp_test unloads again" rmmod fsm_tp_test
+	else
+		nok "fsm_tp_test.ko not found next to $KO"
+	fi
+}
+
 kmsg_mark
 load || { echo "Bail out! insmod failed"; exit 1; }
 cp /proc/kallsyms "$TMPD/kallsyms"
@@ -66,21 +86,7 @@ if kmsg_since | grep -q 'sources are tracepoint probes'; then
 	check_fail "fallback: 'kprobes:*' refused (no kprobe event can be a source)" \
 		eval "echo 'kprobes:*' >$A/stack_map_events"
 	check "fsmf1 removable" eval "echo '-:fsmf1' >>$T/kprobe_events"
-	if [ -f "$TPKO" ]; then
-		check "fsm_tp_test loaded" insmod "$TPKO"
-		check "A: '>' fsm_tp_test:*" eval "echo 'fsm_tp_test:*' >$A/stack_map_events"
-		check "A: fsm_tp_test:fsm_tp_ping chosen" wait_src "$A" fsm_tp_test:fsm_tp_ping
-		check "fsm_tp_test unloads while chosen" rmmod fsm_tp_test
-		check_eq "A: its source dropped" "$(<"$A/stack_map_events")" ""
-		kmsg_mark
-		check "fsm_tp_test loaded again" insmod "$TPKO"
-		check "A: fsm_tp_test:fsm_tp_ping back" wait_src "$A" fsm_tp_test:fsm_tp_ping
-		check "A: one dmesg line for it" \
-			eval 'kmsg_since | grep -q "fa: source event fsm_tp_test:fsm_tp_ping added"'
-		check "fsm_tp_test unloads again" rmmod fsm_tp_test
-	else
-		nok "fsm_tp_test.ko not found next to $KO"
-	fi
+	module_follow
 	echo 'fsm_tp_test:*' >"$A/stack_map_events" 2>/dev/null
 	check "rmmod with a pattern standing" unload
 	rmdir "$A"
@@ -191,21 +197,7 @@ check "B: synthetic:fsmfs5 added" wait_src "$B" synthetic:fsmfs5
 check "B: synthetic:fsmfs4 not added" eval "! grep -qx synthetic:fsmfs4 $B/stack_map_events"
 
 # --- the events of a module loaded later ---
-if [ -f "$TPKO" ]; then
-	check "fsm_tp_test loaded" insmod "$TPKO"
-	check "A: '>' fsm_tp_test:*" eval "echo 'fsm_tp_test:*' >$A/stack_map_events"
-	check "A: fsm_tp_test:fsm_tp_ping chosen" wait_src "$A" fsm_tp_test:fsm_tp_ping
-	check "fsm_tp_test unloads while chosen" rmmod fsm_tp_test
-	check_eq "A: its source dropped" "$(<"$A/stack_map_events")" ""
-	kmsg_mark
-	check "fsm_tp_test loaded again" insmod "$TPKO"
-	check "A: fsm_tp_test:fsm_tp_ping back" wait_src "$A" fsm_tp_test:fsm_tp_ping
-	check "A: one dmesg line for it" \
-		eval 'kmsg_since | grep -q "fa: source event fsm_tp_test:fsm_tp_ping added"'
-	check "fsm_tp_test unloads again" rmmod fsm_tp_test
-else
-	nok "fsm_tp_test.ko not found next to $KO"
-fi
+module_follow
 
 # --- rmmod with patterns standing; the dynamic events stay removable ---
 echo 'kprobes:*' >"$A/stack_map_events"

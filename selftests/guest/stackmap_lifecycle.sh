@@ -366,10 +366,17 @@ part_races() {
 # reference) and enter it; then init fails and the kernel frees the module
 # whatever its refcount. No source of it may survive (a freed tracepoint),
 # and no reference may be put on the freed module (KASAN, see run.sh).
-# insmod_running PID: the process exists and has not exited (not a zombie)
+# insmod_running PID: the process exists and has not exited. Exited, it is
+# a zombie (state Z or X) until this shell reaps it, then gone: no
+# /proc/PID at all (bash reaps a background child when SIGCHLD comes, and
+# keeps its status for wait). Gone is a normal answer, "not running": the
+# stat file is opened with stderr already sent to /dev/null (the shell
+# reports a failed redirection on its stderr as it is then, so the order
+# of the two matters). The PID cannot be another process's meanwhile:
+# the loop that asks forks nothing.
 insmod_running() {
 	local st
-	read -r _ _ st _ <"/proc/$1/stat" 2>/dev/null || return 1
+	read -r _ _ st _ 2>/dev/null <"/proc/$1/stat" || return 1
 	[ "$st" != Z ] && [ "$st" != X ]
 }
 

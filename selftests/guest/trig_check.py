@@ -9,7 +9,9 @@ Reads check lines on stdin, like fsm_check.py ("LABEL CHECK ARG..."):
       CPU, every record of event SRC is followed, before the next SRC
       record, by exactly one stack id record (stack_id, stack_id_user or
       stack_fallback) - or none when filter= is given and the SRC record's
-      FIELD is not VALUE. With "stacktrace", it is also followed by exactly
+      FIELD is not VALUE. "Followed" counts the records of the SRC
+      record's context only: an interrupt's records may come in between
+      ("Pairing" below). With "stacktrace", it is also followed by exactly
       one kernel "<stack trace>" (options/sym-offset on), and our stack,
       symbolized with KSYMS (a copy of /proc/kallsyms taken while the
       module was loaded), equals it once the tracing frames are trimmed
@@ -22,10 +24,36 @@ Reads check lines on stdin, like fsm_check.py ("LABEL CHECK ARG..."):
       trigger found no verdict for: trigger_no_verdict, e.g. a uprobe task
       preempted between the companion and the post trigger); never more
       than one. With "cut", the last record of a CPU file may have no id
-      record when nothing follows it: tracing_on=0 came between it and its
-      id record (counted and printed).
+      record when nothing of its context follows it: tracing_on=0 came
+      between it and its id record (counted and printed).
   count DIR SRC N
       exactly N stack id records in DIR, and more than N SRC records.
+
+Pairing. A trigger writes its records in the context of the record that
+fired it, right after it; an interrupt (softirq, hardirq, NMI) on that CPU
+may come in between and write records of its own, all before the
+interrupted context goes on (interrupts nest: the last one to come is the
+first to end). The irq-info column of each record (options/irq-info, on by
+default) names its context: the third flag is '.' (task), 's' (softirq),
+'h'/'H' (hardirq) or 'z'/'Z' (NMI), levels 0 to 3. On a CPU:
+  - a record of level L means the contexts above L have returned: the SRC
+    records still waiting there (levels > L) get nothing more;
+  - a SRC record of level L waits for the records of its context: this
+    module's and the stacktrace trigger's records of level L and of its
+    task (pid) go to it;
+  - any other record of level L, or a record of level L of another task
+    (the task was switched out), ends the wait of level L: an id record
+    after it is not that SRC record's (it has no SRC record: an orphan).
+Records of a higher level in between are skipped, whatever their pid
+(an interrupt's records carry the interrupted task's pid) and event; an
+id record of a higher level is the interrupt's own, never the waiting SRC
+record's. Without the irq-info column every record is of level 0: nothing
+is skipped. A record written with preemption enabled through
+trace_event_buffer_reserve() (6.1: a uprobe event, and the stacktrace
+trigger's record after it) has a context taken one below zero
+(tracing_gen_ctx_dec(): the borrow sets every flag): its preempt-depth
+and migrate-disable columns read "ff", its other flags are meaningless,
+and its level is 0 (a task; nothing else runs preemptible).
 """
 import bisect
 import glob
@@ -36,11 +64,15 @@ import sys
 from fsmb import Bad, Check
 
 HEAD = re.compile(r"^\s*(?P<task>.+?)-(?P<pid>\d+)\s+(?:\(\s*[-\d]+\)\s+)?"
-                  r"\[(?P<cpu>\d+)\]\s+(?:\S+\s+)?(?P<ts>\d+\.\d+):\s+"
-                  r"(?P<rest>.*)$")
+                  r"\[(?P<cpu>\d+)\]\s+(?:(?P<flags>\S+)\s+)?"
+                  r"(?P<ts>\d+\.\d+):\s+(?P<rest>.*)$")
+# the irq-info flags' third character (trace_print_lat_fmt) -> the level of
+# the context a record was written in (see "Pairing")
+LEVELS = {".": 0, "s": 1, "h": 2, "H": 2, "z": 3, "Z": 3}
 ID_EVENTS = ("stack_id", "stack_id_user", "stack_fallback")
 # records of this module and of the kernel's stacktrace: anything else
-# (another event) ends the records that follow a source record
+# (another event) of its context ends the records that follow a source
+# record
 OURS = ID_EVENTS + ("stack_def", "stack_reset", "user_stack", "file_map",
                     "<stack trace>")
 MAXD = 64   # FSM_MAX_KERNEL_DEPTH
@@ -63,7 +95,9 @@ BYNAME = {}  # symbol name -> its addresses (load_ksyms)
 
 def load_ksyms(path):
     syms = []
-    for line in open(path):
+    with open(path) as f:
+        lines = f.readlines()
+    for line in lines:
         p = line.split()
         if len(p) < 3 or p[1] not in "tTwW":
             continue
@@ -115,29 +149,78 @@ def trim(frames):
     return frames[i:]
 
 
+class Rec:
+    """One record: event name, the text after it, the " => " lines of a
+    "<stack trace>", its context's level and its pid."""
+    __slots__ = ("ev", "rest", "stack", "level", "pid")
+
+    def __init__(self, ev, rest, level, pid):
+        self.ev, self.rest, self.stack = ev, rest, []
+        self.level, self.pid = level, pid
+
+
 def read_cpu(path):
-    """Records of one per-CPU file: [(event, rest, [stack lines])]."""
+    """Records of one per-CPU file: [Rec]."""
     out = []
-    for line in open(path, errors="replace"):
+    with open(path, errors="replace") as f:
+        lines = f.readlines()
+    for line in lines:
         line = line.rstrip("\n")
         if line.startswith("#") or not line:
             continue
         if line.startswith(" => "):
             if out:
-                out[-1][2].append(line[4:].strip())
+                out[-1].stack.append(line[4:].strip())
             continue
         m = HEAD.match(line)
         if not m:
             continue
         rest = m.group("rest")
+        flags = m.group("flags") or ""
+        level = 0 if flags[3:5] == "ff" else LEVELS.get(flags[2:3], 0)
+        pid = int(m.group("pid"))
         if rest.startswith("<stack trace>"):
-            out.append(("<stack trace>", "", []))
+            out.append(Rec("<stack trace>", "", level, pid))
             continue
         # "name: fields", or "sys_openat(dfd: ...)" for syscall events
         m = re.match(r"([\w:]+?)(?::\s|\(|$)", rest)
         ev = m.group(1) if m else rest.split()[0]
-        out.append((ev.split(":")[-1], rest[len(ev):].lstrip(": "), []))
+        out.append(Rec(ev.split(":")[-1], rest[len(ev):].lstrip(": "), level,
+                       pid))
     return out
+
+
+class Group:
+    """A SRC record and the records of its context that go with it."""
+
+    def __init__(self, r):
+        self.rec = r
+        self.ids, self.kst = [], []
+        self.open = True    # still waiting (at the end: cut by the window)
+
+
+def pair(recs, src):
+    """The SRC records of one CPU's records as Groups (see "Pairing"), and
+    the indices of the id records that went to one."""
+    groups, owned = [], set()
+    waiting = {}    # level -> the Group waiting there
+    for j, r in enumerate(recs):
+        for lv in [lv for lv in waiting if lv > r.level]:
+            waiting.pop(lv).open = False
+        g = waiting.get(r.level)
+        if g and (r.ev not in OURS or r.pid != g.rec.pid):
+            g.open = False
+            del waiting[r.level]
+            g = None
+        if r.ev == src:
+            waiting[r.level] = Group(r)
+            groups.append(waiting[r.level])
+        elif g and r.ev in ID_EVENTS:
+            g.ids.append(r)
+            owned.add(j)
+        elif g and r.ev == "<stack trace>":
+            g.kst.append(r)
+    return groups, owned
 
 
 def array(text):
@@ -160,10 +243,10 @@ def defs_of(files):
     """stack_id -> ips, from the stack_def records of all files."""
     defs = {}
     for f in files:
-        for ev, rest, _ in read_cpu(f):
-            if ev == "stack_def":
-                defs[int(field(rest, "stack_id"))] = array(
-                    rest.split("ips=", 1)[1])
+        for r in read_cpu(f):
+            if r.ev == "stack_def":
+                defs[int(field(r.rest, "stack_id"))] = array(
+                    r.rest.split("ips=", 1)[1])
     return defs
 
 
@@ -184,31 +267,23 @@ def cmd_pairs(c, d, src, ksymf, *opts):
     bad = []
     for f in files:
         recs = read_cpu(f)
-        nall += sum(r[0] in ID_EVENTS for r in recs)
-        owned = set()
+        nall += sum(r.ev in ID_EVENTS for r in recs)
+        groups, owned = pair(recs, src)
+        nown += len(owned)
         for i, r in enumerate(recs):
-            if r[0] != src:
-                if alone and r[0] in ID_EVENTS and i not in owned and \
-                        len(orphans) < 3:
-                    orphans.append("%s record %d: %s after %s" % (
-                        os.path.basename(f), i, r[0],
-                        [x[0] for x in recs[max(0, i - 3):i]]))
-                continue
-            # the records that follow it, up to the next foreign record
-            end = i + 1
-            while end < len(recs) and recs[end][0] in OURS:
-                end += 1
-            group = recs[i + 1:end]
-            ids = [r for r in group if r[0] in ID_EVENTS]
-            kst = [r for r in group if r[0] == "<stack trace>"]
+            if alone and r.ev in ID_EVENTS and i not in owned and \
+                    len(orphans) < 3:
+                orphans.append("%s record %d: %s (level %d) after %s" % (
+                    os.path.basename(f), i, r.ev, r.level,
+                    ["%s/%d" % (x.ev, x.level)
+                     for x in recs[max(0, i - 3):i]]))
+        for g in groups:
+            ids, kst = g.ids, g.kst
             nsrc += 1
-            nown += len(ids)
-            owned.update(j for j in range(i + 1, end)
-                         if recs[j][0] in ID_EVENTS)
             want = 1
-            if filt and field(recs[i][1], filt[0][0]) != filt[0][1]:
+            if filt and field(g.rec.rest, filt[0][0]) != filt[0][1]:
                 want = 0
-            if cut and want and not ids and end == len(recs):
+            if cut and want and not ids and g.open:
                 ncut += 1
                 continue
             if want and not ids and nmiss < missing:
@@ -225,7 +300,7 @@ def cmd_pairs(c, d, src, ksymf, *opts):
             if not want:
                 continue
             nid += 1
-            ev, rest, _ = ids[0]
+            ev, rest = ids[0].ev, ids[0].rest
             if user:
                 ck = field(rest, "cookie")
                 if ev != "stack_id_user" or not ck or int(ck, 16) == 0:
@@ -246,7 +321,7 @@ def cmd_pairs(c, d, src, ksymf, *opts):
             theirs = trim([(re.sub(r"/0x[0-9a-f]+$", "", x.split()[0]),
                             "[%s]" % x.split("[", 1)[1] if "[" in x else "",
                             None)
-                           for x in kst[0][2]])
+                           for x in kst[0].stack])
             ok = len(ours) <= len(theirs) and \
                 all(same_frame(o, t) for o, t in zip(ours, theirs)) and \
                 (len(ours) == len(theirs) or len(ips) >= MAXD)
@@ -287,9 +362,9 @@ def cmd_count(c, d, src, n):
     files = cpu_files(d)
     nsrc = nid = 0
     for f in files:
-        for ev, _, _ in read_cpu(f):
-            nsrc += ev == src
-            nid += ev in ID_EVENTS
+        for r in read_cpu(f):
+            nsrc += r.ev == src
+            nid += r.ev in ID_EVENTS
     c.ok("%s: %d source records > %s" % (d, nsrc, n), nsrc > int(n),
          "too few source records")
     c.eq("exactly %s stack id records" % n, nid, int(n))

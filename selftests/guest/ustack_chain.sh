@@ -69,16 +69,20 @@ text_bias() {
 	echo 0
 }
 
-# resolve TRACE PROG LABEL: every user_stack whose frame 0 is in PROG
-# names ustack_sys|ustack_touch, ustack_f6 .. ustack_f1, main
-resolve() {
-	local trace=$1 prog=$2 L=$3 l id g path fr i n=0 bad=0 unknown=0 f off want got
+# user_frames TRACE PROG LABEL: the user_stack records of TRACE whose
+# frame 0 is in PROG, resolved through the file_map records, one line each
+# in $TMPD/LABEL.f: "NR FLAGS ID_REASON ADDR...", NR the record's frames,
+# ADDR the addresses in PROG (for addr2line) of its leading frames in PROG;
+# and a line "unknown" for each id-only record of PROG's task whose id has
+# no inline record in TRACE.
+user_frames() {
+	local trace=$1 prog=$2 L=$3 l id g path fr fl ir i off bias
 	local -A paths known
 	local -a a offs
-	local bias
 	bias=$(text_bias "$prog")
 	# one grep, then bash on the few lines that matter
 	grep -E ' (user_stack|file_map): ' "$trace" >"$TMPD/$L.u"
+	: >"$TMPD/$L.f"
 	while IFS= read -r l; do
 		case $l in
 		*" file_map: "*)
@@ -99,40 +103,57 @@ resolve() {
 				# the program's own ids start in this recording
 				# (other tasks' ids may come from older ones)
 				[[ -n $fr || $l != *" ${prog##*/}-"[0-9]* ]] ||
-					unknown=$((unknown + 1))
+					echo unknown >>"$TMPD/$L.f"
 			fi
 			IFS=, read -r -a a <<<"$fr"
-			[ ${#a[@]} -ge 16 ] || continue
+			[ ${#a[@]} -ge 2 ] || continue
 			[ "${paths[${a[0]}]}" = "$prog" ] || continue
+			fl=${l#* flags=}; fl=${fl%% *}
+			ir=${l#* id_reason=}; ir=${ir%% *}
 			offs=()
-			for ((i = 0; i < 8; i++)); do
-				f=${a[$((2 * i))]}
-				[ "${paths[$f]}" = "$prog" ] || break
+			for ((i = 0; 2 * i + 1 < ${#a[@]}; i++)); do
+				[ "${paths[${a[$((2 * i))]}]}" = "$prog" ] || break
 				off=$((a[2 * i + 1] & 0xffffffffffffff))
 				((i > 0)) && off=$((off - 1))
-				off=$((off + bias))
-				offs+=("$(printf '0x%x' "$off")")
+				offs+=("$(printf '0x%x' $((off + bias)))")
 			done
-			n=$((n + 1))
-			if [ ${#offs[@]} -ne 8 ]; then
-				# signal mode: rt_sigreturn restores an interrupted
-				# context before the walk, which may be anywhere in
-				# the chain (e.g. in ustack_f6: 7 program frames,
-				# then libc). Judged below with addr2line: its
-				# program frames must be a suffix of the chain.
-				if [ "$L" = signal ] && [ ${#offs[@]} -ge 1 ]; then
-					echo "${offs[*]}" >>"$TMPD/$L.ioffs"
-					continue
-				fi
-				offs=()
-				bad=$((bad + 1))
-				[ $bad -le 3 ] && diag "$L: frames outside $prog: $l"
-				continue
-			fi
-			echo "${offs[*]}" >>"$TMPD/$L.offs"
+			echo "$((${#a[@]} / 2)) $fl $ir ${offs[*]}" >>"$TMPD/$L.f"
 			;;
 		esac
 	done <"$TMPD/$L.u"
+}
+
+# resolve TRACE PROG LABEL: every user_stack whose frame 0 is in PROG
+# names ustack_sys|ustack_touch, ustack_f6 .. ustack_f1, main
+resolve() {
+	local trace=$1 prog=$2 L=$3 l nr n=0 bad=0 unknown=0 want got
+	local -a offs
+	user_frames "$trace" "$prog" "$L"
+	while read -r nr _ _ l; do
+		if [ "$nr" = unknown ]; then
+			unknown=$((unknown + 1))
+			continue
+		fi
+		[ "$nr" -ge 8 ] || continue
+		read -r -a offs <<<"$l"
+		offs=("${offs[@]:0:8}")
+		n=$((n + 1))
+		if [ ${#offs[@]} -ne 8 ]; then
+			# signal mode: rt_sigreturn restores an interrupted
+			# context before the walk, which may be anywhere in
+			# the chain (e.g. in ustack_f6: 7 program frames,
+			# then libc). Judged below with addr2line: its
+			# program frames must be a suffix of the chain.
+			if [ "$L" = signal ]; then
+				echo "${offs[*]}" >>"$TMPD/$L.ioffs"
+				continue
+			fi
+			bad=$((bad + 1))
+			[ $bad -le 3 ] && diag "$L: frames outside $prog: ${offs[*]}"
+			continue
+		fi
+		echo "${offs[*]}" >>"$TMPD/$L.offs"
+	done <"$TMPD/$L.f"
 	check "$L: user stacks of the program found ($n)" [ "$n" -gt 0 ]
 	check_eq "$L: every id-only user_stack follows its id's inline record" "$unknown" 0
 	check_eq "$L: all 8 innermost frames in the program" "$bad" 0
@@ -192,45 +213,10 @@ resolve() {
 # (0x1|0x80), reach at least ustack_f6, and name a prefix of the known chain
 # (nothing wrong, possibly incomplete).
 resolve_prefix() {
-	local trace=$1 prog=$2 L=$3 l id g fr fl ir f off i bias got n=0 bad=0 flagbad=0
+	local trace=$1 prog=$2 L=$3 fl ir l got n=0 bad=0 flagbad=0
 	local want='ustack_f6 ustack_f5 ustack_f4 ustack_f3 ustack_f2 ustack_f1 main'
-	local -A paths known
-	local -a a offs
-	bias=$(text_bias "$prog")
-	grep -E ' (user_stack|file_map): ' "$trace" >"$TMPD/$L.u"
-	: >"$TMPD/$L.offs"
-	while IFS= read -r l; do
-		case $l in
-		*" file_map: "*)
-			id=${l#* file_id=}; id=${id%% *}
-			f=${l#* path=}; f=${f%% build_id=*}
-			paths[$id]=$f
-			;;
-		*" user_stack: "*)
-			fr=${l#* frames=\{}; fr=${fr%\}*}
-			id=${l#* ustack_id=}; id=${id%% *}
-			g=${l#* gen=}; g=${g%% *}
-			if [ -n "$fr" ]; then
-				[ "$id" != 4294967295 ] && known[$g.$id]=$fr
-			elif [ "$id" != 4294967295 ]; then
-				fr=${known[$g.$id]}
-			fi
-			fl=${l#* flags=}; fl=${fl%% *}
-			IFS=, read -r -a a <<<"$fr"
-			[ ${#a[@]} -ge 2 ] || continue
-			[ "${paths[${a[0]}]}" = "$prog" ] || continue
-			offs=()
-			for ((i = 0; 2 * i + 1 < ${#a[@]}; i++)); do
-				[ "${paths[${a[$((2 * i))]}]}" = "$prog" ] || break
-				off=$((a[2 * i + 1] & 0xffffffffffffff))
-				((i > 0)) && off=$((off - 1))
-				offs+=("$(printf '0x%x' $((off + bias)))")
-			done
-			ir=${l#* id_reason=}; ir=${ir%% *}
-			echo "$fl $ir ${offs[*]}" >>"$TMPD/$L.offs"
-			;;
-		esac
-	done <"$TMPD/$L.u"
+	user_frames "$trace" "$prog" "$L"
+	sed -n 's/^[0-9][0-9]* //p' "$TMPD/$L.f" >"$TMPD/$L.offs"
 	sort -u "$TMPD/$L.offs" >"$TMPD/$L.uoffs"
 	while read -r fl ir l; do
 		# shellcheck disable=SC2086 # one offset per word
