@@ -91,9 +91,15 @@ TRIM_PREFIX = ("trace_event_raw_event_", "__traceiter_", "perf_trace_",
 
 
 BYNAME = {}  # symbol name -> its addresses (load_ksyms)
+KSYMS = {}  # path -> load_ksyms' result: one parse per file and run
 
 
 def load_ksyms(path):
+    """The text symbols of a kallsyms copy, parsed once per run: a suite
+    passes the same copy to each of its checks, and under TCG a parse
+    of the debug kernel's (about 150,000 lines) costs seconds."""
+    if path in KSYMS:
+        return KSYMS[path]
     syms = []
     with open(path) as f:
         lines = f.readlines()
@@ -106,7 +112,8 @@ def load_ksyms(path):
             syms.append((a, p[2], p[3] if len(p) > 3 else ""))
             BYNAME.setdefault(p[2], []).append(a)
     syms.sort()
-    return [s[0] for s in syms], syms
+    KSYMS[path] = ([s[0] for s in syms], syms)
+    return KSYMS[path]
 
 
 def same_frame(o, t):
