@@ -137,6 +137,24 @@ mkfifo "$TMPD/fifo"
 exec 9<>"$TMPD/fifo"
 nap() { read -r -t "${1:-0.002}" -u 9 _ || true; }
 
+# names PROG IN OUT: for each line of addresses in IN, the line of their
+# function names in OUT; one addr2line for the whole file (a process per
+# stack cost a minute of ustack_chain on the debug guest).
+names() {
+	local prog=$1 in=$2 out=$3 n k=0
+	local -a nm_w nm_all=() nm_cnt=() nm_fn=()
+	while read -r -a nm_w; do
+		nm_cnt+=(${#nm_w[@]})
+		nm_all+=("${nm_w[@]}")
+	done <"$in"
+	[ ${#nm_all[@]} -eq 0 ] ||
+		mapfile -t nm_fn < <(printf '%s\n' "${nm_all[@]}" | addr2line -f -e "$prog" | sed -n 'p;n')
+	for n in "${nm_cnt[@]}"; do
+		echo "${nm_fn[*]:k:n}"
+		k=$((k + n))
+	done >"$out"
+}
+
 # trig_checks FILE: run the trig_check.py commands saved in FILE (one per
 # line) and report their ok/not ok lines as ours.
 trig_checks() {

@@ -105,7 +105,10 @@ user_frames() {
 				[[ -n $fr || $l != *" ${prog##*/}-"[0-9]* ]] ||
 					echo unknown >>"$TMPD/$L.f"
 			fi
-			IFS=, read -r -a a <<<"$fr"
+			# numbers and commas only: split without a here-string
+			# (a temporary file per record under TCG)
+			# shellcheck disable=SC2206
+			a=(${fr//,/ })
 			[ ${#a[@]} -ge 2 ] || continue
 			[ "${paths[${a[0]}]}" = "$prog" ] || continue
 			fl=${l#* flags=}; fl=${fl%% *}
@@ -115,7 +118,8 @@ user_frames() {
 				[ "${paths[${a[$((2 * i))]}]}" = "$prog" ] || break
 				off=$((a[2 * i + 1] & 0xffffffffffffff))
 				((i > 0)) && off=$((off - 1))
-				offs+=("$(printf '0x%x' $((off + bias)))")
+				printf -v off '0x%x' $((off + bias))
+				offs+=("$off")
 			done
 			echo "$((${#a[@]} / 2)) $fl $ir ${offs[*]}" >>"$TMPD/$L.f"
 			;;
@@ -135,7 +139,8 @@ resolve() {
 			continue
 		fi
 		[ "$nr" -ge 8 ] || continue
-		read -r -a offs <<<"$l"
+		# shellcheck disable=SC2206 # addresses: one per word
+		offs=($l)
 		offs=("${offs[@]:0:8}")
 		n=$((n + 1))
 		if [ ${#offs[@]} -ne 8 ]; then
@@ -162,27 +167,25 @@ resolve() {
 		# outer part in order: ... ustack_f1 main
 		local ibad=0 ni=0 tail
 		sort -u "$TMPD/$L.ioffs" >"$TMPD/$L.iuoffs"
-		while IFS= read -r l; do
+		names "$prog" "$TMPD/$L.iuoffs" "$TMPD/$L.inames"
+		while IFS= read -r got; do
 			ni=$((ni + 1))
-			# shellcheck disable=SC2086 # one offset per word
-			got=$(addr2line -f -e "$prog" $l | sed -n 'p;n' | tail -n +2 | tr '\n' ' ')
-			got=${got% }
+			# the callers: frame 0 left out
+			if [[ $got == *" "* ]]; then got=${got#* }; else got=; fi
 			tail='ustack_f6 ustack_f5 ustack_f4 ustack_f3 ustack_f2 ustack_f1 main'
 			case " $tail" in
 			" $tail" | *" $got") ;;
 			*) ibad=$((ibad + 1)); diag "$L: interrupted stack callers '$got'" ;;
 			esac
-		done <"$TMPD/$L.iuoffs"
+		done <"$TMPD/$L.inames"
 		check_eq "$L: $ni interrupted-context stacks (after rt_sigreturn): callers are the chain's tail" "$ibad" 0
 	fi
 	[ -s "$TMPD/$L.offs" ] || return
 	# one addr2line per distinct stack
 	sort -u "$TMPD/$L.offs" >"$TMPD/$L.uoffs"
+	names "$prog" "$TMPD/$L.uoffs" "$TMPD/$L.names"
 	want='ustack_f6 ustack_f5 ustack_f4 ustack_f3 ustack_f2 ustack_f1 main'
-	while IFS= read -r l; do
-		# shellcheck disable=SC2086 # one offset per word
-		got=$(addr2line -f -e "$prog" $l | sed -n 'p;n' | tr '\n' ' ')
-		got=${got% }
+	while IFS= read -r got; do
 		case $got in
 		# threads: the chain starts in thread_fn instead of main
 		"ustack_sys $want" | "ustack_touch $want" | \
@@ -203,7 +206,7 @@ resolve() {
 			;;
 		*) nok "$L: chain: got '$got', want 'ustack_sys|ustack_touch $want'" ;;
 		esac
-	done <"$TMPD/$L.uoffs"
+	done <"$TMPD/$L.names"
 }
 
 # resolve_prefix TRACE PROG LABEL: GCC -mthumb code, where r7 points at the
@@ -218,10 +221,9 @@ resolve_prefix() {
 	user_frames "$trace" "$prog" "$L"
 	sed -n 's/^[0-9][0-9]* //p' "$TMPD/$L.f" >"$TMPD/$L.offs"
 	sort -u "$TMPD/$L.offs" >"$TMPD/$L.uoffs"
-	while read -r fl ir l; do
-		# shellcheck disable=SC2086 # one offset per word
-		got=$(addr2line -f -e "$prog" $l | sed -n 'p;n' | tr '\n' ' ')
-		got=${got% }
+	cut -d' ' -f3- "$TMPD/$L.uoffs" >"$TMPD/$L.poffs"
+	names "$prog" "$TMPD/$L.poffs" "$TMPD/$L.names"
+	while read -r fl ir _ && IFS= read -r got <&3; do
 		case $got in
 		ustack_sys* | ustack_touch*) ;;
 		*) continue ;;
@@ -239,7 +241,7 @@ resolve_prefix() {
 			;;
 		*) bad=$((bad + 1)); nok "$L: chain: got '$got', want at least 'ustack_sys|ustack_touch ustack_f6'" ;;
 		esac
-	done <"$TMPD/$L.uoffs"
+	done <"$TMPD/$L.uoffs" 3<"$TMPD/$L.names"
 	check "$L: user stacks of the program from ustack_sys/ustack_touch found ($n)" [ "$n" -gt 0 ]
 	check_eq "$L: each flagged aarch32|unreliable (0x81)" "$flagbad" 0
 }

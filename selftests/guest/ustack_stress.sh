@@ -111,7 +111,8 @@ resolve() {
 			elif [ "$uid" != 0 ]; then
 				fr=${byid[$uid]}
 			fi
-			read -r -a a <<<"$fr"
+			# shellcheck disable=SC2206 # numbers: one per word
+			a=($fr)
 			[ ${#a[@]} -ge $((2 * k)) ] || continue
 			for i in "${!a[@]}"; do printf -v "a[$i]" '%x' "${a[i]}"; done
 			[ "${paths[${a[0]}]}" = "$prog" ] || continue
@@ -121,17 +122,16 @@ resolve() {
 				[ "${paths[$f]}" = "$prog" ] || { offs=(); break; }
 				off=$((0x${a[2 * i + 1]} & 0xffffffffffffff))
 				((i > 0)) && off=$((off - 1))
-				offs+=("$(printf '0x%x' "$off")")
+				printf -v off '0x%x' "$off"
+				offs+=("$off")
 			done
 			[ ${#offs[@]} = "$k" ] && echo "${offs[*]}" >>"$TMPD/$L.offs"
 			;;
 		esac
 	done < <(grep -E ' (user_stack|file_map): ' "$file")
 	sort -u "$TMPD/$L.offs" >"$TMPD/$L.uoffs"
-	while IFS= read -r l; do
-		# shellcheck disable=SC2086 # one offset per word
-		got=$(addr2line -f -e "$prog" $l | sed -n 'p;n' | tr '\n' ' ')
-		got=${got% }
+	names "$prog" "$TMPD/$L.uoffs" "$TMPD/$L.names"
+	while IFS= read -r got; do
 		n=$((n + 1))
 		for c in "$@"; do
 			[ "$got" = "$c" ] && break
@@ -143,7 +143,7 @@ resolve() {
 			bad=$((bad + 1))
 			diag "$L: unexpected chain '$got'"
 		fi
-	done <"$TMPD/$L.uoffs"
+	done <"$TMPD/$L.names"
 	check "$L: chain '$1' resolved ($ok1 of $n distinct stacks)" [ "$ok1" -gt 0 ]
 	check "$L: no other chain ($bad)" [ "$bad" = 0 ]
 }
