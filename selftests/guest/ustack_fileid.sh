@@ -35,19 +35,14 @@ bid_of() {
 	echo -
 }
 # map_files MAPCOPY PATH: "ID BID" of every file line of PATH
+# (awk: the copy holds every stack line too, and a bash loop over them
+# took a minute of the debug guest)
 map_files() {
-	local l id bid
-	while IFS= read -r l; do
-		case $l in
-		"file "*)
-			l=${l#file }
-			id=${l%% *}
-			l=${l#* }
-			bid=${l%% *}
-			[ "${l#* }" = "$2" ] && echo "$id $bid"
-			;;
-		esac
-	done <"$1"
+	awk -v p="$2" '$1 == "file" {
+		id = $2; bid = $3
+		sub(/^file [^ ]+ [^ ]+ /, "")
+		if ($0 == p) print id, bid
+	}' "$1"
 }
 # finished PID SECONDS: PID ended within SECONDS (polls; never blocks)
 finished() {
