@@ -34,7 +34,9 @@ bid_of() {
 	done <<<"$out"
 	echo -
 }
-# map_files MAPCOPY PATH: "ID BID" of every file line of PATH
+# map_files MAPCOPY PATH: "ID BID" of every file line of PATH (bash reads
+# only the file lines: the kernel stacks of the map are thousands of lines,
+# 6 s a pass under TCG)
 map_files() {
 	local l id bid
 	while IFS= read -r l; do
@@ -47,7 +49,7 @@ map_files() {
 			[ "${l#* }" = "$2" ] && echo "$id $bid"
 			;;
 		esac
-	done <"$1"
+	done < <(grep '^file ' "$1")
 }
 # finished PID SECONDS: PID ended within SECONDS (polls; never blocks)
 finished() {
