@@ -83,6 +83,19 @@ inst() {
 	[ "$3" = off ] || echo 1 >"$d/options/stackmap_user"
 }
 
+# sources_off NAME SOURCES: the source events of instance NAME off. After
+# each workload, before its checks: sources attached as tracepoint probes
+# (Debian's arm64 kernel) do not honour tracing_on, and left on they take
+# a kernel (and user) stack for every syscall, allocation or timer of the
+# checks (bash, grep, addr2line), which slowed them several times in the
+# arm64 guest (Documentation/testing.rst).
+sources_off() {
+	local e
+	for e in $2; do
+		echo 0 >"$T/instances/$1/events/${e%%:*}/${e#*:}/enable"
+	done
+}
+
 # resolve FILE PROG K LABEL WANT...: user_stack records of FILE (with its
 # file_map records) whose K innermost frames are all in PROG, symbolized
 # with addr2line; at least one chain must be the first WANT exactly, and
@@ -165,6 +178,7 @@ wait $spid
 check_eq "irq: spin loop status" $? 0
 echo 0 >"$I/options/stackmap_user"
 echo 0 >"$I/tracing_on"
+sources_off irq "$src"
 grep -E ' (stack_id|stack_id_user|stack_fallback|user_stack|file_map|hrtimer_expire_entry|local_timer_entry): ' "$I/trace" >"$TMPD/irq.trace"
 cp "$I/stack_map_stat" "$TMPD/irq.stat"
 # The stack_id record follows its source event on the same CPU.
@@ -233,6 +247,7 @@ for i in m1 m2 m3; do echo 0 >"$T/instances/$i/options/stackmap_user"; done
 diag "walks: options off"
 nap 0.3
 w1=$(stat_get "$T/instances/m1/stack_map_stat" user_walks_all_instances)
+for i in m1 m2 m3; do sources_off $i "$srcs"; done
 for i in m1 m2 m3; do
 	echo 0 >"$T/instances/$i/tracing_on"
 	ov=0
@@ -302,6 +317,7 @@ echo 0 >"$E/options/stackmap_user"
 # instances do not inherit pause-on-trace: reading a live trace whose
 # sources the reader itself fires never ends
 echo 0 >"$E/tracing_on"
+sources_off ex 'raw_syscalls:sys_enter raw_syscalls:sys_exit'
 cp "$E/stack_map_stat" "$TMPD/ex.stat"
 grep -E '^ *stress-[0-9]+ .* (stack_id|stack_id_user|stack_fallback|user_stack): ' "$E/trace" >"$TMPD/ex.trace"
 x=$(stat_get "$TMPD/ex.stat" user_stacks_reason_exiting)
@@ -322,6 +338,7 @@ check "exit/exec: every user_stack cookie was announced" eval '
 	done <$TMPD/ex.trace
 	[ $bad = 0 ]'
 echo >"$E/trace"
+for e in raw_syscalls/sys_enter raw_syscalls/sys_exit; do echo 1 >"$E/events/$e/enable"; done
 echo 1 >"$E/tracing_on"
 echo 1 >"$E/options/stackmap_user"
 ns0=$(stat_get "$E/stack_map_stat" user_no_slot)
@@ -353,6 +370,9 @@ if command -v trace-cmd >/dev/null; then
 		# in a writable directory: trace-cmd puts its per-CPU files there
 		(cd "$TMPD" && trace-cmd record -q -o "$out.dat" "$@" "${tc_ev[@]}" \
 			bash -c "$ST burst $TCB; $ST threxit 3; $ST exitpend 3") >"$out.rec" 2>&1
+		# the sources off at the top level (a -B instance is gone)
+		echo 0 >"$T/events/raw_syscalls/sys_enter/enable"
+		echo 0 >"$T/events/$UFAULT_DIR/enable"
 		check "$L: trace-cmd record" test -s "$out.dat"
 		[ -s "$out.dat" ] || while IFS= read -r l; do diag "$l"; done < <(tail -n 5 "$out.rec")
 		trace-cmd report -i "$out.dat" >"$out.txt" 2>"$out.err"

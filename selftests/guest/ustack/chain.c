@@ -11,7 +11,14 @@
  * arm64). The syscall is issued with inline asm: Debian's glibc has no
  * frame pointers.
  *
- * Usage: chain N [fork|thread|exec|signal|stdin]
+ * Usage: chain N [fork|thread|exec|signal|stdin|pac]
+ *
+ * pac (AArch64): first print "pac: paca=B raw=0x.. stripped=0x.." on stdout:
+ * B the HWCAP_PACA bit of AT_HWCAP, raw the return address that
+ * ustack_pac_show()'s prologue saved in its frame record (signed when the
+ * program is built with -mbranch-protection=pac-ret and the CPU and kernel
+ * use pointer authentication), stripped the same with its PAC removed by
+ * xpaclri (ustack_chain.sh, Documentation/ustack.rst).
  *
  * stdin: after the first N calls, N more for each line read from stdin
  * (the pages touched again),
@@ -20,6 +27,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -96,6 +104,34 @@ NI long ustack_f1(long x) { return ustack_f2(x + 1) + 1; }
 
 static volatile long sink;
 
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#ifndef HWCAP_PACA
+#define HWCAP_PACA (1UL << 30)
+#endif
+/*
+ * Our own frame record {x29, x30} holds the return address into main as
+ * the prologue saved it: after paciasp, signed. xpaclri (hint #7, a NOP on
+ * CPUs without pointer authentication) strips x30.
+ */
+NI static int ustack_pac_show(void)
+{
+	unsigned long raw = ((unsigned long *)__builtin_frame_address(0))[1];
+	unsigned long stripped;
+
+	/* xpaclri works on x30 only; x30 is saved by our prologue */
+	asm volatile("mov x30, %1\n\thint #7\n\tmov %0, x30"
+		     : "=r"(stripped) : "r"(raw) : "x30");
+	return printf("pac: paca=%d raw=%#lx stripped=%#lx\n",
+		      !!(getauxval(AT_HWCAP) & HWCAP_PACA), raw, stripped) < 0;
+}
+#else
+static int ustack_pac_show(void)
+{
+	return printf("pac: paca=0 (not AArch64)\n") < 0;
+}
+#endif
+
 static void *thread_fn(void *arg)
 {
 	long i, n = (long)arg;
@@ -120,6 +156,8 @@ int main(int argc, char **argv)
 	pages = mmap(NULL, npages * 4096, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (pages == MAP_FAILED)
+		return 1;
+	if (!strcmp(mode, "pac") && (ustack_pac_show() || fflush(stdout)))
 		return 1;
 	if (!strcmp(mode, "fork")) {
 		if (fork() == 0) {
