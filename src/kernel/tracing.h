@@ -417,7 +417,8 @@ void fsm_trigger_exit(void);
 /*
  * Sources through hidden trigger data (issue 9 items 1, 2): available
  * when the trigger layouts, the kernel symbols and the two removal hooks
- * are (fsm_srctrig_init()); otherwise sources are tracepoint probes.
+ * are (fsm_srctrig_init()) and not refused by @force_probe (the
+ * force_probe_sources parameter); otherwise sources are tracepoint probes.
  */
 bool fsm_srctrig_on(void);
 int fsm_srctrig_prepare(struct fsm_src *src);
@@ -425,7 +426,7 @@ int fsm_srctrig_link(struct fsm_src *src);
 void fsm_srctrig_unlink(struct fsm_src *src);
 void fsm_srctrig_quiesce(struct fsm_src *src);
 void fsm_srctrig_free(struct fsm_src *src);
-void fsm_srctrig_init(void);
+void fsm_srctrig_init(bool force_probe);
 void fsm_srctrig_exit(void);
 void fsm_event_lock(void);
 void fsm_event_unlock(void);

@@ -1881,14 +1881,16 @@ static const char *fsm_srct_resolve(void)
 
 /**
  * fsm_srctrig_init - sources through trigger data, if this kernel allows.
+ * @force_probe: do not, as if it did not (force_probe_sources=1, tests)
  *
  * Without: sources are tracepoint probes (tracepoint events only, filters
  * not seen), one dmesg line says why.
  * Context: task (module init), before any source is resolved.
  */
-void fsm_srctrig_init(void)
+void fsm_srctrig_init(bool force_probe)
 {
-	const char *why = fsm_srct_resolve();
+	const char *why = force_probe ? "force_probe_sources=1" :
+			  fsm_srct_resolve();
 
 	if (why) {
 		pr_warn("sources are tracepoint probes (tracepoint events only, filters not honoured): %s\n",
@@ -1972,7 +1974,7 @@ void fsm_srctrig_free(struct fsm_src *src)
 {
 }
 
-void fsm_srctrig_init(void)
+void fsm_srctrig_init(bool force_probe)
 {
 	pr_warn("sources are tracepoint probes (tracepoint events only, filters not honoured): built without the trigger layouts (%s)\n",
 		FSM_KL_TRIGGER_WHY);
