@@ -114,6 +114,16 @@ static unsigned int (*fsm_k_save_regs)(struct pt_regs *regs,
 				       unsigned long *store, unsigned int size,
 				       unsigned int skipnr) __read_mostly;
 
+/*
+ * tracer_tracing_is_on(), not exported (kernel/trace/trace.c): whether the
+ * instance's ring buffer takes writes now, i.e. !buffer->record_disabled
+ * (ring_buffer_record_is_on(), not exported either): 0 while tracing_on is
+ * 0 and while the buffer is disabled for a moment (resize, snapshot swap,
+ * tracing_stop()). Resolved like fsm_k_save_regs. NULL: tracepoint-probe
+ * sources capture and insert while tracing is off (said at load).
+ */
+static bool (*fsm_k_tracing_is_on)(struct trace_array *tr) __read_mostly;
+
 static_assert(FSM_DROP_NR_REASONS - 1 <= FSM_SID_REASON_MAX,
 	      "drop reasons do not fit the record's reason");
 /* abi.h's reason 7 "nested" is the one after the map's drop reasons */
@@ -538,10 +548,45 @@ static void notrace fsm_probe(void *data)
 
 	/* Only when the source event is enabled (and not soft-disabled) here */
 	sflags = READ_ONCE(src->file->flags);
-	if (!(sflags & EVENT_FILE_FL_ENABLED) ||
-	    (sflags & EVENT_FILE_FL_SOFT_DISABLED))
+	if (!(sflags & EVENT_FILE_FL_ENABLED))
 		return;
-	/* this path does not see the event's filter: no "filtered" count */
+	/*
+	 * No source record, so no capture and no insert: the event is
+	 * soft-disabled, or the instance's ring buffer takes no writes
+	 * (tracing_on 0, or disabled for a moment). Without this check a
+	 * flight recorder stopped by tracing_on kept filling its map with
+	 * stacks no record refers to. Counted as "filtered", as the trigger
+	 * path counts the records the kernel hands it from its scratch
+	 * buffer. set_event_pid needs no check here: its flag is on every
+	 * file of the instance, ours too, and fsm_record_event_to()'s
+	 * trace_trigger_soft_disabled() on our file reads the same per-CPU
+	 * ignore_pid the source's record was refused by.
+	 *
+	 * Races (tracer_tracing_is_on() is one atomic_read(), no lock, NMI
+	 * safe; the buffer it reads is freed only after the instance's event
+	 * files, so after this probe is unregistered and
+	 * tracepoint_synchronize_unregister() waited for us): the kernel
+	 * read the same counter when it reserved the source record, a few
+	 * instructions before, not atomically with this read.
+	 * - tracing_on 1 -> 0 after the source record was reserved, before
+	 *   this read: a source record without id record, counted as
+	 *   filtered (before: a failed reserve of ours, counted as a drop,
+	 *   its stack inserted);
+	 * - 1 -> 0 after this read: the stack is inserted and our reserve
+	 *   fails (records_lost), as before this check; at most one insert
+	 *   per event in flight on each CPU at the moment of the switch, and
+	 *   the epoch bump (fsm_record_stack()) re-emits its stack later;
+	 * - 0 -> 1 between the source's reserve and this read: an id record
+	 *   without source record, as an interrupt can make today.
+	 * The event's filter is not seen on this path (no record to test):
+	 * a record it discards still gets an id record, and its stack is
+	 * inserted (Documentation/tracing.rst, "Semantics and limits").
+	 */
+	if ((sflags & EVENT_FILE_FL_SOFT_DISABLED) ||
+	    (fsm_k_tracing_is_on && !fsm_k_tracing_is_on(src->tr))) {
+		local64_inc(&this_cpu_ptr(src->pc)->filtered);
+		return;
+	}
 	local64_inc(&this_cpu_ptr(src->pc)->hits);
 	FSM_CALLER(&caller);	/* this function's frame: see fsm_capture() */
 	if (fsm_record_event(src->inst, src, &caller))
@@ -1154,6 +1199,9 @@ int fsm_events_init(void)
 	fsm_k_save_regs = fsm_compat_ksym("stack_trace_save_regs", true);
 	if (!fsm_k_save_regs)
 		pr_info("stack_trace_save_regs not found: stack captures walk the module's own frames (slower)\n");
+	fsm_k_tracing_is_on = fsm_compat_ksym("tracer_tracing_is_on", true);
+	if (!fsm_k_tracing_is_on)
+		pr_warn("tracer_tracing_is_on not found: tracepoint-probe sources insert stacks while tracing is off\n");
 	fsm_set_output(&event_stack_id, &fsm_sid_funcs, fsm_sid_trace,
 		       fsm_sid_raw);
 	fsm_set_output(&event_stack_id_user, &fsm_sidu_funcs, fsm_sid_trace,
