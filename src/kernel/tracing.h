@@ -156,7 +156,10 @@ struct fsm_src {
 /* Per-CPU counters of one source event (stack_map_stat, "source ..."). */
 struct fsm_src_pcpu {
 	local64_t hits;		/* source records kept: a stack was due */
-	/* source records discarded (filter, soft disable): nothing written */
+	/*
+	 * source records discarded (filter, soft disable; tracing off): nothing
+	 * captured nor written
+	 */
 	local64_t filtered;
 	local64_t records;	/* stack id records written for it */
 	local64_t drops;	/* hits that wrote no id record */
