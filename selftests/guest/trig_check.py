@@ -26,6 +26,13 @@ Reads check lines on stdin, like fsm_check.py ("LABEL CHECK ARG..."):
       id record (counted and printed).
   count DIR SRC N
       exactly N stack id records in DIR, and more than N SRC records.
+  orphans DIR SRC [maynone]
+      on each CPU, every stack id record is the only one after a SRC
+      record (only records of ours or the kernel's stacktrace between):
+      none follows another record or another id record (an id record for
+      a SRC record that went nowhere, which the reader would pair with an
+      earlier record: review s8 F1); and some id records exist (not
+      required with "maynone").
 """
 import bisect
 import glob
@@ -295,7 +302,34 @@ def cmd_count(c, d, src, n):
     c.eq("exactly %s stack id records" % n, nid, int(n))
 
 
-CMDS = {"pairs": cmd_pairs, "count": cmd_count}
+def cmd_orphans(c, d, src, *opts):
+    nid = nsrc = 0
+    bad = []
+    for f in cpu_files(d):
+        recs = read_cpu(f)
+        owner = None  # index of the SRC record whose id record is due
+        for i, r in enumerate(recs):
+            if r[0] == src:
+                nsrc += 1
+                owner = i
+            elif r[0] in ID_EVENTS:
+                nid += 1
+                if owner is None and len(bad) < 5:
+                    bad.append("%s record %d: %s after %s" % (
+                        os.path.basename(f), i, r[0],
+                        [x[0] for x in recs[max(0, i - 3):i]]))
+                owner = None
+            elif r[0] not in OURS:
+                owner = None
+    for b in bad:
+        c.diag(b)
+    c.diag("%s: %d %s records, %d id records" % (d, nsrc, src, nid))
+    c.ok("%s: every id record follows its own %s record" % (d, src),
+         (nid > 0 or "maynone" in opts) and not bad,
+         "%d id records, %d orphans shown" % (nid, len(bad)))
+
+
+CMDS = {"pairs": cmd_pairs, "count": cmd_count, "orphans": cmd_orphans}
 
 
 def main():
