@@ -69,6 +69,11 @@ static_assert(FSM_STACK_ID_NONE == FSM_ID_NONE, "abi.h and fsm_core.h disagree")
  * right behind the source event's record on this CPU.
  */
 #define FSM_PROBE_PRIO		(TRACEPOINT_DEFAULT_PRIO - 1)
+/*
+ * fsm_probe_pre() runs before them (and after the kernel's set_event_pid
+ * probe of sched_switch, INT_MAX, which updates the per-CPU ignore_pid).
+ */
+#define FSM_PRE_PRIO		(TRACEPOINT_DEFAULT_PRIO + 1)
 
 /*
  * Frames captured: the map's maximum plus room for the frames trimmed at the
@@ -534,8 +539,47 @@ bool notrace fsm_record_event_to(struct fsm_inst *inst,
 	return done;
 }
 
+/**
+ * fsm_tracing_is_on - whether @tr's ring buffer takes writes now.
+ * @tr: an instance whose buffer is alive (an event file of it is in use)
+ *
+ * tracer_tracing_is_on(): one atomic_read(), no lock, NMI safe. True when
+ * the symbol was not found (the state is unknown: said at load).
+ * Context: any.
+ */
+bool notrace fsm_tracing_is_on(struct trace_array *tr)
+{
+	return !fsm_k_tracing_is_on || fsm_k_tracing_is_on(tr);
+}
+NOKPROBE_SYMBOL(fsm_tracing_is_on);
+
+/* Whether fsm_tracing_is_on() can tell. Context: any, after init. */
+bool fsm_tracing_state_known(void)
+{
+	return fsm_k_tracing_is_on;
+}
+
 /*
- * fsm_probe - tracepoint probe attached to each chosen source event.
+ * fsm_probe_pre - tracepoint probe run before the kernel's probe of each
+ * chosen source event (FSM_PRE_PRIO): the verdict fsm_probe() takes.
+ * @data: the struct fsm_src
+ *
+ * Context: any (tracepoint: preemption disabled; irq, softirq, NMI).
+ */
+static void notrace fsm_probe_pre(void *data)
+{
+	struct fsm_src *src = data;
+
+	if (!(READ_ONCE(src->file->flags) & EVENT_FILE_FL_ENABLED))
+		return;
+	local64_inc(&this_cpu_ptr(src->pc)->judged);
+	fsm_probe_judge(src, fsm_tracing_is_on(src->tr));
+}
+NOKPROBE_SYMBOL(fsm_probe_pre);
+
+/*
+ * fsm_probe - tracepoint probe attached to each chosen source event, run
+ * after the kernel's probe of the event wrote (or not) its record.
  * @data: the struct fsm_src
  *
  * Context: any (tracepoint: preemption disabled; irq, softirq, NMI).
@@ -544,46 +588,41 @@ static void notrace fsm_probe(void *data)
 {
 	struct fsm_src *src = data;
 	struct fsm_caller caller;
-	unsigned long sflags;
+	int v;
 
-	/* Only when the source event is enabled (and not soft-disabled) here */
-	sflags = READ_ONCE(src->file->flags);
-	if (!(sflags & EVENT_FILE_FL_ENABLED))
+	/* Only when the source event is enabled here */
+	if (!(READ_ONCE(src->file->flags) & EVENT_FILE_FL_ENABLED))
 		return;
 	/*
-	 * No source record, so no capture and no insert: the event is
-	 * soft-disabled, or the instance's ring buffer takes no writes
-	 * (tracing_on 0, or disabled for a moment). Without this check a
-	 * flight recorder stopped by tracing_on kept filling its map with
-	 * stacks no record refers to. Counted as "filtered", as the trigger
-	 * path counts the records the kernel hands it from its scratch
-	 * buffer. set_event_pid needs no check here: its flag is on every
-	 * file of the instance, ours too, and fsm_record_event_to()'s
-	 * trace_trigger_soft_disabled() on our file reads the same per-CPU
-	 * ignore_pid the source's record was refused by.
+	 * No source record, so no capture, no insert, no id record: the
+	 * verdict of fsm_probe_pre(), taken here (trigger.c, "Tracepoint-
+	 * probe sources"), says the event was soft-disabled, refused by
+	 * set_event_pid, or the instance's ring buffer took no writes
+	 * (tracing_on 0, or disabled for a moment) before the kernel's probe
+	 * ran; or one of those changed while it ran (e.g. a conditional
+	 * traceon trigger of the event: its record went to the kernel's
+	 * temp_buffer, nowhere). And tracing must still be on now: a
+	 * conditional traceoff trigger of the event stopped the buffer after
+	 * its record was written: our record cannot follow it. Counted as
+	 * "filtered"; no verdict (a same-level nested event took the slot,
+	 * the event enabled between the two probes) writes nothing and is
+	 * counted as no_verdict (judged, neither hit nor filtered).
 	 *
-	 * Races (tracer_tracing_is_on() is one atomic_read(), no lock, NMI
-	 * safe; the buffer it reads is freed only after the instance's event
-	 * files, so after this probe is unregistered and
-	 * tracepoint_synchronize_unregister() waited for us): the kernel
-	 * read the same counter when it reserved the source record, a few
-	 * instructions before, not atomically with this read.
-	 * - tracing_on 1 -> 0 after the source record was reserved, before
-	 *   this read: a source record without id record, counted as
-	 *   filtered (before: a failed reserve of ours, counted as a drop,
-	 *   its stack inserted);
-	 * - 1 -> 0 after this read: the stack is inserted and our reserve
-	 *   fails (records_lost), as before this check; at most one insert
-	 *   per event in flight on each CPU at the moment of the switch, and
-	 *   the epoch bump (fsm_record_stack()) re-emits its stack later;
-	 * - 0 -> 1 between the source's reserve and this read: an id record
-	 *   without source record, as an interrupt can make today.
-	 * The event's filter is not seen on this path (no record to test):
-	 * a record it discards still gets an id record, and its stack is
-	 * inserted (Documentation/tracing.rst, "Semantics and limits").
+	 * What remains (tracing_on is read, not locked): tracing_on 1 -> 0
+	 * after the read below: the stack is inserted and our reserve fails
+	 * (records_lost), at most one insert per event in flight on each
+	 * CPU; 0 -> 1 -> 0 or 1 -> 0 -> 1 by other CPUs while the kernel's
+	 * probe ran is not seen (ABA): a source record missing with an id
+	 * record needs its reservation to fail in that window and ours to
+	 * succeed after it. The event's filter and tracing_cpumask are not
+	 * seen on this path (no record to test; the per-CPU ring buffer's
+	 * state is private): Documentation/tracing.rst, "Semantics and
+	 * limits".
 	 */
-	if ((sflags & EVENT_FILE_FL_SOFT_DISABLED) ||
-	    (fsm_k_tracing_is_on && !fsm_k_tracing_is_on(src->tr))) {
+	v = fsm_probe_take(src);
+	if (v < 0)
+		return;
+	if (!v || !fsm_tracing_is_on(src->tr)) {
 		local64_inc(&this_cpu_ptr(src->pc)->filtered);
 		return;
 	}
@@ -619,8 +658,18 @@ int fsm_src_attach_locked(struct fsm_src *src)
 			src->attached = true;
 		return ret;
 	}
+	/* fsm_probe first: a walk that runs the pre-probe runs it too */
 	ret = tracepoint_probe_register_prio(src->tp, (void *)fsm_probe, src,
 					     FSM_PROBE_PRIO);
+	if (!ret) {
+		ret = tracepoint_probe_register_prio(src->tp,
+						     (void *)fsm_probe_pre,
+						     src, FSM_PRE_PRIO);
+		if (ret)
+			WARN_ON_ONCE(tracepoint_probe_unregister(src->tp,
+								 (void *)fsm_probe,
+								 src));
+	}
 	if (ret) {
 		pr_warn_ratelimited("%s: cannot attach to %s (%d)\n",
 				    fsm_inst_label(src->inst), src->name, ret);
@@ -648,7 +697,11 @@ void fsm_src_detach_locked(struct fsm_src *src)
 		fsm_srctrig_unlink(src);
 		return;
 	}
+	/* the pre-probe first (see fsm_src_attach_locked()) */
+	WARN_ON_ONCE(tracepoint_probe_unregister(src->tp, (void *)fsm_probe_pre,
+						 src));
 	WARN_ON_ONCE(tracepoint_probe_unregister(src->tp, (void *)fsm_probe, src));
+	fsm_probe_clear(src);
 }
 
 /*
@@ -1200,8 +1253,6 @@ int fsm_events_init(void)
 	if (!fsm_k_save_regs)
 		pr_info("stack_trace_save_regs not found: stack captures walk the module's own frames (slower)\n");
 	fsm_k_tracing_is_on = fsm_compat_ksym("tracer_tracing_is_on", true);
-	if (!fsm_k_tracing_is_on)
-		pr_warn("tracer_tracing_is_on not found: tracepoint-probe sources insert stacks while tracing is off\n");
 	fsm_set_output(&event_stack_id, &fsm_sid_funcs, fsm_sid_trace,
 		       fsm_sid_raw);
 	fsm_set_output(&event_stack_id_user, &fsm_sidu_funcs, fsm_sid_trace,
