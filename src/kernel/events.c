@@ -590,9 +590,6 @@ static void notrace fsm_probe(void *data)
 	struct fsm_caller caller;
 	int v;
 
-	/* Only when the source event is enabled here */
-	if (!(READ_ONCE(src->file->flags) & EVENT_FILE_FL_ENABLED))
-		return;
 	/*
 	 * No source record, so no capture, no insert, no id record: the
 	 * verdict of fsm_probe_pre(), taken here (trigger.c, "Tracepoint-
@@ -605,7 +602,7 @@ static void notrace fsm_probe(void *data)
 	 * conditional traceoff trigger of the event stopped the buffer after
 	 * its record was written: our record cannot follow it. Counted as
 	 * "filtered"; no verdict (a same-level nested event took the slot,
-	 * the event enabled between the two probes) writes nothing and is
+	 * the event enabled or disabled between the two probes) writes nothing and is
 	 * counted as no_verdict (judged, neither hit nor filtered).
 	 *
 	 * What remains (tracing_on is read, not locked): tracing_on 1 -> 0
@@ -620,7 +617,13 @@ static void notrace fsm_probe(void *data)
 	 * limits".
 	 */
 	v = fsm_probe_take(src);
-	if (v < 0)
+	/*
+	 * The slot taken first, whatever the flags say now: a verdict left
+	 * in it (an event disabled here after the pre-probe ran) could be
+	 * taken by a later walk of the same task whose pre-probe saw the
+	 * event disabled. Only when the source event is enabled here.
+	 */
+	if (v < 0 || !(READ_ONCE(src->file->flags) & EVENT_FILE_FL_ENABLED))
 		return;
 	if (!v || !fsm_tracing_is_on(src->tr)) {
 		local64_inc(&this_cpu_ptr(src->pc)->filtered);
