@@ -608,10 +608,11 @@ static void notrace fsm_probe(void *data)
 	 * What remains (tracing_on is read, not locked): tracing_on 1 -> 0
 	 * after the read below: the stack is inserted and our reserve fails
 	 * (records_lost), at most one insert per event in flight on each
-	 * CPU; 0 -> 1 -> 0 or 1 -> 0 -> 1 by other CPUs while the kernel's
-	 * probe ran is not seen (ABA): a source record missing with an id
-	 * record needs its reservation to fail in that window and ours to
-	 * succeed after it. The event's filter and tracing_cpumask are not
+	 * CPU; 1 -> 0 by another CPU after the pre-probe's read and before
+	 * the kernel's reservation, undone before our read (by another CPU
+	 * or by the event's own conditional traceon trigger), is not seen
+	 * (ABA, no generation count to read): an id record without its
+	 * source record (seen once under KASAN). The event's filter and tracing_cpumask are not
 	 * seen on this path (no record to test; the per-CPU ring buffer's
 	 * state is private): Documentation/tracing.rst, "Semantics and
 	 * limits".
