@@ -27,6 +27,163 @@ TC=$TMPD/src_checks
 tlater() { echo "$*" >>"$TC"; }
 IDS=' (stack_id|stack_id_user|stack_fallback):'
 
+# --- no source record, no capture: tracing_on 0, soft disable, pid filter ---
+# (issue 9 leftover) A source event that fires while its instance writes
+# no record for it must not have its stack captured nor inserted: a flight
+# recorder stopped through tracing_on would keep filling (and could
+# exhaust) its map. Run in the mode this kernel has and, where that is the
+# trigger path, again with force_probe_sources=1 (tracepoint probes, the
+# mode of Debian's arm64 kernel). The event's filter and tracing_cpumask
+# are not seen by tracepoint probes (Documentation/tracing.rst,
+# "Semantics and limits"): measured and printed, not judged.
+# no_record_checks MODE
+no_record_checks() {
+	local m=$1 D=$T/instances/norec st n0 f0 nsw nid r sleeper
+	local E=events/sched/sched_switch
+	mkdir "$D"
+	echo 0 >"$D/tracing_on"
+	echo 8192 >"$D/buffer_size_kb"
+	echo sched:sched_switch >"$D/stack_map_events"
+	echo 1 >"$D/options/stackmap"
+	echo 1 >"$D/$E/enable"
+	workload 10
+	st=$D/stack_map_stat
+	diag "$m: tracing_on 0: $(stat_get "$st" "source sched:sched_switch"), requests $(stat_get "$st" requests), entries $(stat_get "$st" entries)"
+	check_eq "$m: tracing_on 0: no capture (requests 0)" "$(stat_get "$st" requests)" 0
+	check_eq "$m: tracing_on 0: no insert (inserts 0)" "$(stat_get "$st" inserts)" 0
+	check_eq "$m: tracing_on 0: no entry (entries 0)" "$(stat_get "$st" entries)" 0
+	check "$m: tracing_on 0: the source fired (counted filtered)" \
+		test "$(srcstat "$D" sched:sched_switch filtered)" -gt 0
+	check_eq "$m: tracing_on 0: no hit" "$(srcstat "$D" sched:sched_switch hits)" 0
+	# the same map inserts once tracing is on: the checks above can fail
+	echo 1 >"$D/tracing_on"
+	workload 5
+	echo 0 >"$D/tracing_on"
+	check "$m: tracing_on 1: captures and inserts" \
+		test "$(stat_get "$st" inserts)" -gt 0 -a "$(stat_get "$st" entries)" -gt 0
+	# soft disable: an enable_event trigger that never fires puts
+	# sched_switch in soft mode, disabled
+	echo 0 >"$D/$E/enable"
+	echo 'enable_event:sched:sched_switch if pid < 0' >"$D/events/sched/sched_waking/trigger"
+	check "$m: soft mode: sched_switch enable reads 0*" \
+		eval '[[ $(<"$D/$E/enable") == "0*" ]]'
+	n0=$(stat_get "$st" requests)
+	f0=$(srcstat "$D" sched:sched_switch filtered)
+	echo 1 >"$D/tracing_on"
+	workload 5
+	echo 0 >"$D/tracing_on"
+	check_eq "$m: soft-disabled source: no capture" "$(stat_get "$st" requests)" "$n0"
+	check "$m: soft-disabled source: it fired (filtered grew)" \
+		test "$(srcstat "$D" sched:sched_switch filtered)" -gt "$f0"
+	echo '!enable_event:sched:sched_switch if pid < 0' >"$D/events/sched/sched_waking/trigger"
+	# set_event_pid: only a task that naps in a loop (it switches often)
+	# is recorded, so every capture has its source record in the trace
+	while :; do nap 0.01; done &
+	sleeper=$!
+	echo >"$D/trace"
+	echo "$sleeper" >"$D/set_event_pid"
+	echo 1 >"$D/$E/enable"
+	n0=$(stat_get "$st" requests)
+	echo 1 >"$D/tracing_on"
+	workload 10
+	echo 0 >"$D/tracing_on"
+	echo 0 >"$D/$E/enable"
+	r=$(($(stat_get "$st" requests) - n0))
+	nsw=$(grep -c ' sched_switch:' "$D/trace")
+	nid=$(grep -cE ' (stack_id|stack_fallback):' "$D/trace")
+	diag "$m: set_event_pid $sleeper: $nsw sched_switch records, $nid id records, $r captures"
+	check "$m: set_event_pid: a capture per kept record only ($r captures, $nsw records)" \
+		test "$nsw" -gt 0 -a "$r" = "$nsw" -a "$nid" = "$nsw"
+	echo >"$D/set_event_pid"
+	kill "$sleeper"
+	wait "$sleeper" 2>/dev/null
+	# a filter that keeps every record, tracing_on 0: the trigger path
+	# gets such a record from the per-CPU buffered event, not from
+	# temp_buffer (review s8 F2)
+	echo 'prev_pid >= 0' >"$D/$E/filter"
+	echo 1 >"$D/$E/enable"
+	n0=$(stat_get "$st" requests)
+	f0=$(srcstat "$D" sched:sched_switch filtered)
+	workload 5
+	check_eq "$m: filter, tracing_on 0: no capture" "$(stat_get "$st" requests)" "$n0"
+	check "$m: filter, tracing_on 0: the source fired (filtered grew)" \
+		test "$(srcstat "$D" sched:sched_switch filtered)" -gt "$f0"
+	echo 0 >"$D/$E/enable"
+	# measured only: the event's filter, tracing_cpumask
+	echo 'prev_pid < 0' >"$D/$E/filter"
+	echo 1 >"$D/$E/enable"
+	n0=$(stat_get "$st" requests)
+	echo 1 >"$D/tracing_on"
+	workload 5
+	echo 0 >"$D/tracing_on"
+	diag "$m: a filter that rejects every record: $(($(stat_get "$st" requests) - n0)) captures"
+	echo 0 >"$D/$E/filter"
+	echo 0 >"$D/tracing_cpumask"
+	n0=$(stat_get "$st" requests)
+	echo 1 >"$D/tracing_on"
+	workload 5
+	echo 0 >"$D/tracing_on"
+	diag "$m: tracing_cpumask 0: $(($(stat_get "$st" requests) - n0)) captures"
+	echo 0 >"$D/$E/enable"
+	cat "$T/tracing_cpumask" >"$D/tracing_cpumask"
+	# tracing turned on or off by the source's own conditional trigger
+	# (review s8 F1): a "traceon if" fires at the commit of a record that
+	# went nowhere (temp_buffer), a "traceoff if" at the commit of one
+	# that was written: no id record may follow a record that is not its
+	# own (the reader would give it this event's stack)
+	tr_toggle "$m" "$D" traceon 0
+	tr_toggle "$m" "$D" traceoff 1 maynone
+	rmdir "$D"
+}
+
+# tr_toggle MODE DIR TRIGGER VALUE [maynone]: sched_switch with the
+# conditional TRIGGER, while tracing_on is set to VALUE again and again
+tr_toggle() {
+	local m=$1 D=$2 E n
+	E=$D/events/sched/sched_switch
+	n=${m//[^a-z]/_}_$3
+	echo >"$D/trace"
+	echo "$3 if prev_pid >= 0" >"$E/trigger"
+	echo 1 >"$E/enable"
+	# CPU 0 only (the writer, the workload, the recording): no write of
+	# tracing_on by another CPU while a probe runs, so only the event's
+	# own trigger switches it under the probe (a 1 -> 0 by another CPU
+	# while the trigger switches it back is a race not closed: see
+	# Documentation/tracing.rst, "Semantics and limits")
+	echo 1 >"$D/tracing_cpumask"
+	(
+		taskset -pc 0 "$BASHPID" >/dev/null
+		workload 30 &
+		for ((i = 0; i < 100; i++)); do
+			echo "$4" >"$D/tracing_on"
+			nap 0.01
+		done
+		wait $!
+	)
+	echo "!$3" >"$E/trigger"
+	echo 0 >"$D/tracing_on"
+	echo 0 >"$E/enable"
+	cat "$T/tracing_cpumask" >"$D/tracing_cpumask"
+	diag "$m: $3 if: $(stat_get "$D/stack_map_stat" "source sched:sched_switch")"
+	save_cpus "$D" "$n"
+	echo "$n orphans $TMPD/$n sched_switch ${5:-}" >"$TMPD/$n.tc"
+	trig_checks "$TMPD/$n.tc"
+}
+
+kmsg_mark
+load || { echo "Bail out! insmod failed"; exit 1; }
+if kmsg_since | grep -q 'sources are tracepoint probes'; then
+	no_record_checks "probe mode"
+else
+	no_record_checks "trigger mode"
+	unload
+	kmsg_mark
+	load force_probe_sources=1 || { echo "Bail out! insmod force_probe_sources=1 failed"; exit 1; }
+	check "force_probe_sources=1: sources are tracepoint probes" \
+		eval "kmsg_since | grep -q 'sources are tracepoint probes.*force_probe_sources=1'"
+	no_record_checks "probe mode (forced)"
+fi
+unload
 
 kmsg_mark
 load || { echo "Bail out! insmod failed"; exit 1; }

@@ -201,5 +201,36 @@ class Pairs(unittest.TestCase):
         self.fails(src(ctx=""), wakeup(ctx=""), sid(ctx=""))
 
 
+
+class Orphans(unittest.TestCase):
+    """ "orphans DIR SRC": no id record without its own SRC record (review
+    s8 F1: tracing turned on inside the kernel's probe)."""
+
+    def run_orphans(self, *records):
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "t"))
+            with open(os.path.join(d, "t", "cpu1"), "w") as f:
+                f.write("# tracer: nop\n#\n")
+                for r in records:
+                    f.write("\n".join(r) + "\n")
+            c = Check("o")
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                trig_check.cmd_orphans(c, os.path.join(d, "t"), "fsmkp")
+            return c.failed, out.getvalue()
+
+    def test_own_ids(self):
+        failed, out = self.run_orphans(src(), sid(), src(), wakeup(), sid())
+        self.assertEqual(failed, 0, out)
+
+    def test_second_id_after_one_source(self):
+        # [SRC][id][id]: the second one's SRC record went nowhere
+        failed, out = self.run_orphans(src(), sid(), sid(n=1048578))
+        self.assertGreater(failed, 0, out)
+
+    def test_id_after_another_record(self):
+        failed, out = self.run_orphans(switch(), sid())
+        self.assertGreater(failed, 0, out)
+
 if __name__ == "__main__":
     unittest.main()

@@ -28,6 +28,13 @@ Reads check lines on stdin, like fsm_check.py ("LABEL CHECK ARG..."):
       between it and its id record (counted and printed).
   count DIR SRC N
       exactly N stack id records in DIR, and more than N SRC records.
+  orphans DIR SRC [maynone]
+      on each CPU, every stack id record is the only one after a SRC
+      record (only records of ours or the kernel's stacktrace between):
+      none follows another record or another id record (an id record for
+      a SRC record that went nowhere, which the reader would pair with an
+      earlier record: review s8 F1); and some id records exist (not
+      required with "maynone").
 
 Pairing. A trigger writes its records in the context of the record that
 fired it, right after it; an interrupt (softirq, hardirq, NMI) on that CPU
@@ -377,7 +384,42 @@ def cmd_count(c, d, src, n):
     c.eq("exactly %s stack id records" % n, nid, int(n))
 
 
-CMDS = {"pairs": cmd_pairs, "count": cmd_count}
+def cmd_orphans(c, d, src, *opts):
+    """An id record is an orphan (its SRC record went nowhere, and the
+    reader would give it to an earlier record) when pair() gives it to no
+    SRC record, or when its SRC record already had an id record of its
+    kind before it: [SRC][id][id]. Records of interrupts in between are
+    skipped as in pairs."""
+    nid = nsrc = 0
+    bad = []
+    for f in cpu_files(d):
+        recs = read_cpu(f)
+        groups, owned = pair(recs, src)
+        nsrc += len(groups)
+        extra = set()
+        for g in groups:
+            seen = set()
+            for r in g.ids:
+                if r.ev in seen:
+                    extra.add(id(r))
+                seen.add(r.ev)
+        for i, r in enumerate(recs):
+            if r.ev not in ID_EVENTS:
+                continue
+            nid += 1
+            if (i not in owned or id(r) in extra) and len(bad) < 5:
+                bad.append("%s record %d: %s after %s" % (
+                    os.path.basename(f), i, r.ev,
+                    [x.ev for x in recs[max(0, i - 3):i]]))
+    for b in bad:
+        c.diag(b)
+    c.diag("%s: %d %s records, %d id records" % (d, nsrc, src, nid))
+    c.ok("%s: every id record follows its own %s record" % (d, src),
+         (nid > 0 or "maynone" in opts) and not bad,
+         "%d id records, %d orphans shown" % (nid, len(bad)))
+
+
+CMDS = {"pairs": cmd_pairs, "count": cmd_count, "orphans": cmd_orphans}
 
 
 def main():

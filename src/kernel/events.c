@@ -69,6 +69,11 @@ static_assert(FSM_STACK_ID_NONE == FSM_ID_NONE, "abi.h and fsm_core.h disagree")
  * right behind the source event's record on this CPU.
  */
 #define FSM_PROBE_PRIO		(TRACEPOINT_DEFAULT_PRIO - 1)
+/*
+ * fsm_probe_pre() runs before them (and after the kernel's set_event_pid
+ * probe of sched_switch, INT_MAX, which updates the per-CPU ignore_pid).
+ */
+#define FSM_PRE_PRIO		(TRACEPOINT_DEFAULT_PRIO + 1)
 
 /*
  * Frames captured: the map's maximum plus room for the frames trimmed at the
@@ -113,6 +118,16 @@ static struct fsm_kstacks __percpu *fsm_kstacks __read_mostly;
 static unsigned int (*fsm_k_save_regs)(struct pt_regs *regs,
 				       unsigned long *store, unsigned int size,
 				       unsigned int skipnr) __read_mostly;
+
+/*
+ * tracer_tracing_is_on(), not exported (kernel/trace/trace.c): whether the
+ * instance's ring buffer takes writes now, i.e. !buffer->record_disabled
+ * (ring_buffer_record_is_on(), not exported either): 0 while tracing_on is
+ * 0 and while the buffer is disabled for a moment (resize, snapshot swap,
+ * tracing_stop()). Resolved like fsm_k_save_regs. NULL: tracepoint-probe
+ * sources capture and insert while tracing is off (said at load).
+ */
+static bool (*fsm_k_tracing_is_on)(struct trace_array *tr) __read_mostly;
 
 static_assert(FSM_DROP_NR_REASONS - 1 <= FSM_SID_REASON_MAX,
 	      "drop reasons do not fit the record's reason");
@@ -524,8 +539,47 @@ bool notrace fsm_record_event_to(struct fsm_inst *inst,
 	return done;
 }
 
+/**
+ * fsm_tracing_is_on - whether @tr's ring buffer takes writes now.
+ * @tr: an instance whose buffer is alive (an event file of it is in use)
+ *
+ * tracer_tracing_is_on(): one atomic_read(), no lock, NMI safe. True when
+ * the symbol was not found (the state is unknown: said at load).
+ * Context: any.
+ */
+bool notrace fsm_tracing_is_on(struct trace_array *tr)
+{
+	return !fsm_k_tracing_is_on || fsm_k_tracing_is_on(tr);
+}
+NOKPROBE_SYMBOL(fsm_tracing_is_on);
+
+/* Whether fsm_tracing_is_on() can tell. Context: any, after init. */
+bool fsm_tracing_state_known(void)
+{
+	return fsm_k_tracing_is_on;
+}
+
 /*
- * fsm_probe - tracepoint probe attached to each chosen source event.
+ * fsm_probe_pre - tracepoint probe run before the kernel's probe of each
+ * chosen source event (FSM_PRE_PRIO): the verdict fsm_probe() takes.
+ * @data: the struct fsm_src
+ *
+ * Context: any (tracepoint: preemption disabled; irq, softirq, NMI).
+ */
+static void notrace fsm_probe_pre(void *data)
+{
+	struct fsm_src *src = data;
+
+	if (!(READ_ONCE(src->file->flags) & EVENT_FILE_FL_ENABLED))
+		return;
+	local64_inc(&this_cpu_ptr(src->pc)->judged);
+	fsm_probe_judge(src, fsm_tracing_is_on(src->tr));
+}
+NOKPROBE_SYMBOL(fsm_probe_pre);
+
+/*
+ * fsm_probe - tracepoint probe attached to each chosen source event, run
+ * after the kernel's probe of the event wrote (or not) its record.
  * @data: the struct fsm_src
  *
  * Context: any (tracepoint: preemption disabled; irq, softirq, NMI).
@@ -534,14 +588,48 @@ static void notrace fsm_probe(void *data)
 {
 	struct fsm_src *src = data;
 	struct fsm_caller caller;
-	unsigned long sflags;
+	int v;
 
-	/* Only when the source event is enabled (and not soft-disabled) here */
-	sflags = READ_ONCE(src->file->flags);
-	if (!(sflags & EVENT_FILE_FL_ENABLED) ||
-	    (sflags & EVENT_FILE_FL_SOFT_DISABLED))
+	/*
+	 * No source record, so no capture, no insert, no id record: the
+	 * verdict of fsm_probe_pre(), taken here (trigger.c, "Tracepoint-
+	 * probe sources"), says the event was soft-disabled, refused by
+	 * set_event_pid, or the instance's ring buffer took no writes
+	 * (tracing_on 0, or disabled for a moment) before the kernel's probe
+	 * ran; or one of those changed while it ran (e.g. a conditional
+	 * traceon trigger of the event: its record went to the kernel's
+	 * temp_buffer, nowhere). And tracing must still be on now: a
+	 * conditional traceoff trigger of the event stopped the buffer after
+	 * its record was written: our record cannot follow it. Counted as
+	 * "filtered"; no verdict (a same-level nested event took the slot,
+	 * the event enabled or disabled between the two probes) writes nothing and is
+	 * counted as no_verdict (judged, neither hit nor filtered).
+	 *
+	 * What remains (tracing_on is read, not locked): tracing_on 1 -> 0
+	 * after the read below: the stack is inserted and our reserve fails
+	 * (records_lost), at most one insert per event in flight on each
+	 * CPU; 1 -> 0 by another CPU after the pre-probe's read and before
+	 * the kernel's reservation, undone before our read (by another CPU
+	 * or by the event's own conditional traceon trigger), is not seen
+	 * (ABA, no generation count to read): an id record without its
+	 * source record (seen once under KASAN). The event's filter and tracing_cpumask are not
+	 * seen on this path (no record to test; the per-CPU ring buffer's
+	 * state is private): Documentation/tracing.rst, "Semantics and
+	 * limits".
+	 */
+	v = fsm_probe_take(src);
+	/*
+	 * The slot taken first, whatever the flags say now: a verdict left
+	 * in it (an event disabled here after the pre-probe ran) could be
+	 * taken by a later walk of the same task whose pre-probe saw the
+	 * event disabled. Only when the source event is enabled here.
+	 */
+	if (v < 0 || !(READ_ONCE(src->file->flags) & EVENT_FILE_FL_ENABLED))
 		return;
-	/* this path does not see the event's filter: no "filtered" count */
+	if (!v || !fsm_tracing_is_on(src->tr)) {
+		local64_inc(&this_cpu_ptr(src->pc)->filtered);
+		return;
+	}
 	local64_inc(&this_cpu_ptr(src->pc)->hits);
 	FSM_CALLER(&caller);	/* this function's frame: see fsm_capture() */
 	if (fsm_record_event(src->inst, src, &caller))
@@ -574,8 +662,18 @@ int fsm_src_attach_locked(struct fsm_src *src)
 			src->attached = true;
 		return ret;
 	}
+	/* fsm_probe first: a walk that runs the pre-probe runs it too */
 	ret = tracepoint_probe_register_prio(src->tp, (void *)fsm_probe, src,
 					     FSM_PROBE_PRIO);
+	if (!ret) {
+		ret = tracepoint_probe_register_prio(src->tp,
+						     (void *)fsm_probe_pre,
+						     src, FSM_PRE_PRIO);
+		if (ret)
+			WARN_ON_ONCE(tracepoint_probe_unregister(src->tp,
+								 (void *)fsm_probe,
+								 src));
+	}
 	if (ret) {
 		pr_warn_ratelimited("%s: cannot attach to %s (%d)\n",
 				    fsm_inst_label(src->inst), src->name, ret);
@@ -603,7 +701,11 @@ void fsm_src_detach_locked(struct fsm_src *src)
 		fsm_srctrig_unlink(src);
 		return;
 	}
+	/* the pre-probe first (see fsm_src_attach_locked()) */
+	WARN_ON_ONCE(tracepoint_probe_unregister(src->tp, (void *)fsm_probe_pre,
+						 src));
 	WARN_ON_ONCE(tracepoint_probe_unregister(src->tp, (void *)fsm_probe, src));
+	fsm_probe_clear(src);
 }
 
 /*
@@ -1154,6 +1256,7 @@ int fsm_events_init(void)
 	fsm_k_save_regs = fsm_compat_ksym("stack_trace_save_regs", true);
 	if (!fsm_k_save_regs)
 		pr_info("stack_trace_save_regs not found: stack captures walk the module's own frames (slower)\n");
+	fsm_k_tracing_is_on = fsm_compat_ksym("tracer_tracing_is_on", true);
 	fsm_set_output(&event_stack_id, &fsm_sid_funcs, fsm_sid_trace,
 		       fsm_sid_raw);
 	fsm_set_output(&event_stack_id_user, &fsm_sidu_funcs, fsm_sid_trace,

@@ -73,6 +73,16 @@ MODULE_PARM_DESC(memory_budget_mb,
 		 __stringify(FSM_BUDGET_MIN_MB) ".." __stringify(FSM_BUDGET_MAX_MB)
 		 " (default " __stringify(FSM_BUDGET_DEFAULT_MB) ")");
 
+/*
+ * force_probe_sources: sources are tracepoint probes even where the trigger
+ * path is available, as on a kernel without it (Debian's arm64): lets the
+ * x86 guests test that path.
+ */
+static bool fsm_force_probe_sources;
+module_param_named(force_probe_sources, fsm_force_probe_sources, bool, 0444);
+MODULE_PARM_DESC(force_probe_sources,
+		 "Sources are tracepoint probes even where sources through triggers are available (tests)");
+
 static bool show_selfcheck_trace;
 module_param(show_selfcheck_trace, bool, 0444);
 MODULE_PARM_DESC(show_selfcheck_trace,
@@ -238,7 +248,8 @@ static int __init fsm_init(void)
 	if (!ret)
 		ret = fsm_sources_init();
 	if (!ret) {
-		fsm_srctrig_init();	/* before any source is resolved */
+		/* before any source is resolved */
+		fsm_srctrig_init(fsm_force_probe_sources);
 		ret = fsm_lifecycle_start();
 	}
 	if (ret) {

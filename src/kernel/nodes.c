@@ -627,7 +627,10 @@ static u64 fsm_src_sum(struct fsm_src *src, size_t off)
  * hits that wrote none; no_verdict: records judged whose post call found
  * no verdict, e.g. a uprobe task preempted in between: no id record).
  * Counts since the source was chosen; the tracepoint-probe path (no
- * trigger layouts) counts hits, records and drops only.
+ * trigger layouts) counts as filtered the events that fired soft-disabled,
+ * pid-filtered or while the instance's buffer took no writes (it does not
+ * see the filter), as no_verdict those whose second probe found no
+ * verdict of the first.
  * Context: task; takes fsm_mutex (sources are freed only after they left
  * the list under it).
  */

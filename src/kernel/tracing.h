@@ -156,7 +156,13 @@ struct fsm_src {
 /* Per-CPU counters of one source event (stack_map_stat, "source ..."). */
 struct fsm_src_pcpu {
 	local64_t hits;		/* source records kept: a stack was due */
-	/* source records discarded (filter, soft disable): nothing written */
+	/*
+	 * source events not captured: the kernel discarded their record
+	 * (filter, soft disable, set_event_pid; tracing off), or, at a switch
+	 * of tracing_on while the event was in flight (a conditional traceoff
+	 * trigger on the source: every time), wrote it but our id record could
+	 * not follow it; nothing captured nor inserted, no id record
+	 */
 	local64_t filtered;
 	local64_t records;	/* stack id records written for it */
 	local64_t drops;	/* hits that wrote no id record */
@@ -359,6 +365,8 @@ static __always_inline void fsm_caller_fill(struct fsm_caller *c,
 
 /* events.c */
 int fsm_events_init(void);
+bool fsm_tracing_is_on(struct trace_array *tr);
+bool fsm_tracing_state_known(void);
 void fsm_events_exit(void);
 int fsm_src_attach_locked(struct fsm_src *src);
 void fsm_src_detach_locked(struct fsm_src *src);
@@ -417,7 +425,8 @@ void fsm_trigger_exit(void);
 /*
  * Sources through hidden trigger data (issue 9 items 1, 2): available
  * when the trigger layouts, the kernel symbols and the two removal hooks
- * are (fsm_srctrig_init()); otherwise sources are tracepoint probes.
+ * are (fsm_srctrig_init()) and not refused by @force_probe (the
+ * force_probe_sources parameter); otherwise sources are tracepoint probes.
  */
 bool fsm_srctrig_on(void);
 int fsm_srctrig_prepare(struct fsm_src *src);
@@ -425,10 +434,14 @@ int fsm_srctrig_link(struct fsm_src *src);
 void fsm_srctrig_unlink(struct fsm_src *src);
 void fsm_srctrig_quiesce(struct fsm_src *src);
 void fsm_srctrig_free(struct fsm_src *src);
-void fsm_srctrig_init(void);
+void fsm_srctrig_init(bool force_probe);
 void fsm_srctrig_exit(void);
 void fsm_event_lock(void);
 void fsm_event_unlock(void);
+/* Tracepoint-probe sources' verdict slots (trigger.c, see there). */
+void fsm_probe_judge(struct fsm_src *src, bool on);
+int fsm_probe_take(struct fsm_src *src);
+void fsm_probe_clear(struct fsm_src *src);
 
 /* nodes.c */
 extern struct mutex fsm_nodes_mutex;

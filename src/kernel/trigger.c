@@ -78,6 +78,204 @@
 
 #define FSM_TRIG_NAME	"stackmap"
 
+/*
+ * The verdict slots ("The verdict" below): of stackmap triggers and
+ * trigger-path sources, and of tracepoint-probe sources (fsm_probe_judge()),
+ * which need no trigger layouts.
+ */
+#define FSM_TRIG_FL	(EVENT_FILE_FL_SOFT_DISABLED | EVENT_FILE_FL_FILTERED | \
+			 EVENT_FILE_FL_PID_FILTER)
+
+/* What __event_trigger_test_discard() reads after the companion. */
+struct fsm_trig_snap {
+	unsigned long flags;		/* file->flags & FSM_TRIG_FL */
+	struct event_filter *filter;	/* file->filter */
+	bool ignore_pid;		/* the pid filter refuses this task */
+};
+
+struct fsm_trig_verdict {
+	unsigned long tag;		/* fsm_trig | keep; 0 = none */
+	struct task_struct *task;
+	unsigned long csw;		/* task->nvcsw + task->nivcsw */
+	struct fsm_trig_snap snap;
+};
+
+#define FSM_TRIG_KEEP	1UL
+
+#define FSM_TRIG_LEVELS 4	/* interrupt_context_level(): 0..3 */
+struct fsm_verdict_slots {
+	struct fsm_trig_verdict v[FSM_TRIG_LEVELS];
+};
+
+/* sources: trigger-path judges, or tracepoint-probe pre-probes (never both) */
+static DEFINE_PER_CPU(struct fsm_verdict_slots, fsm_src_verdicts);
+
+/* Context: the event, preemption disabled. */
+static void notrace fsm_trig_snap_take(struct trace_event_file *file,
+				       struct fsm_trig_snap *s)
+{
+	s->flags = READ_ONCE(file->flags) & FSM_TRIG_FL;
+	/*
+	 * __event_trigger_test_discard() reads file->filter the same way;
+	 * it is freed after tracepoint_synchronize_unregister(), which
+	 * waits for us.
+	 */
+	s->filter = rcu_dereference_raw(file->filter);
+	s->ignore_pid = (s->flags & EVENT_FILE_FL_PID_FILTER) &&
+			trace_event_ignore_this_pid(file);
+}
+
+static bool notrace fsm_trig_snap_same(const struct fsm_trig_snap *a,
+				       const struct fsm_trig_snap *b)
+{
+	return a->flags == b->flags && a->filter == b->filter &&
+	       a->ignore_pid == b->ignore_pid;
+}
+
+static unsigned long notrace fsm_trig_csw(struct task_struct *task)
+{
+	return READ_ONCE(task->nvcsw) + READ_ONCE(task->nivcsw);
+}
+
+#define FSM_VERDICT_NONE	-1
+
+/*
+ * Take the verdict left in @slots for the owner @me (the post call's half
+ * of "The verdict" above).
+ * Context: the post call, preemption disabled.
+ * Return: 1 keep, 0 discarded, FSM_VERDICT_NONE.
+ */
+static int notrace fsm_verdict_take(struct fsm_verdict_slots __percpu *slots,
+				    unsigned long me,
+				    struct trace_event_file *file)
+{
+	unsigned char level = interrupt_context_level();
+	struct fsm_trig_verdict *v, seen;
+	struct fsm_trig_snap now;
+	unsigned long tag;
+
+	if (unlikely(level >= FSM_TRIG_LEVELS))
+		return FSM_VERDICT_NONE;
+	v = &this_cpu_ptr(slots)->v[level];
+	/* the stamp first, then take the tag: see above */
+	seen.task = READ_ONCE(v->task);
+	seen.csw = READ_ONCE(v->csw);
+	seen.snap = v->snap;
+	barrier();
+	tag = this_cpu_xchg(slots->v[level].tag, 0);
+	if ((tag & ~FSM_TRIG_KEEP) != me)
+		return FSM_VERDICT_NONE;
+	if (seen.task != current || seen.csw != fsm_trig_csw(current))
+		return FSM_VERDICT_NONE;
+	fsm_trig_snap_take(file, &now);
+	if (!fsm_trig_snap_same(&seen.snap, &now))
+		return FSM_VERDICT_NONE;
+	return !!(tag & FSM_TRIG_KEEP);
+}
+
+/*
+ * A freed owner's memory can come back as another owner: clear the slots
+ * that still name it. Context: task, after the owner's judging data left
+ * its event.
+ */
+static void fsm_verdict_clear(struct fsm_verdict_slots __percpu *slots,
+			      unsigned long me)
+{
+	int cpu, l;
+
+	for_each_possible_cpu(cpu)
+		for (l = 0; l < FSM_TRIG_LEVELS; l++) {
+			unsigned long *p = &per_cpu_ptr(slots, cpu)->v[l].tag;
+
+			cmpxchg(p, me, 0);
+			cmpxchg(p, me | FSM_TRIG_KEEP, 0);
+		}
+}
+
+/*
+ * Tracepoint-probe sources (events.c): the kernel's own probe of the event
+ * (TRACEPOINT_DEFAULT_PRIO) decides whether the source record is written,
+ * and its triggers can change what decided it: a conditional traceon
+ * trigger turns tracing on while the record it fired for lands in the
+ * kernel's temp_buffer, i.e. nowhere (review s8 F1); an enable_event or
+ * disable_event trigger toggles a soft disable. A test after that probe
+ * alone then sees "on" for a record that is not there, and the id record
+ * written would follow an earlier record: that record would get this
+ * event's stack. So a pre-probe, registered above the kernel's probe,
+ * leaves its verdict in this CPU's slot of its context level, as the
+ * trigger path's companion does, and fsm_probe() takes it after the
+ * kernel's probe: it keeps only if tracing was on and the event not
+ * soft-disabled nor pid-filtered before, and nothing of that changed in
+ * between (the stamp and snapshot of fsm_verdict_take()). Tracepoint
+ * probes run with preemption disabled: both calls on one CPU, at one
+ * level; a walk that ran the pre-probe runs fsm_probe() too (one probe
+ * array; registered post first, unregistered pre first). A same-level
+ * nested event in between takes or overwrites the slot: no verdict, no
+ * id record. Ordering: the slot is per CPU and level, written and read by
+ * code of this CPU at this level only (an interrupt in between restores
+ * nothing we read: it uses another level's slot); barrier() keeps the
+ * compiler from moving the stamp past the tag, as for the trigger path.
+ */
+static_assert(__alignof__(struct fsm_src) > FSM_TRIG_KEEP);
+
+/**
+ * fsm_probe_judge - a tracepoint-probe source's verdict, before the
+ * kernel's probe of the event.
+ * @src: the source
+ * @on:  its instance's ring buffer takes writes now (tracing_on)
+ *
+ * Context: the tracepoint (any context, preemption disabled).
+ */
+void notrace fsm_probe_judge(struct fsm_src *src, bool on)
+{
+	unsigned char level = interrupt_context_level();
+	struct fsm_trig_verdict *v;
+	unsigned long tag;
+
+	if (unlikely(level >= FSM_TRIG_LEVELS))
+		return;
+	this_cpu_write(fsm_src_verdicts.v[level].tag, 0);
+	barrier();
+	v = this_cpu_ptr(&fsm_src_verdicts.v[level]);
+	v->task = current;
+	v->csw = fsm_trig_csw(current);
+	fsm_trig_snap_take(src->file, &v->snap);
+	tag = (unsigned long)src;
+	if (on && !(v->snap.flags & EVENT_FILE_FL_SOFT_DISABLED) &&
+	    !v->snap.ignore_pid)
+		tag |= FSM_TRIG_KEEP;
+	barrier();
+	this_cpu_write(fsm_src_verdicts.v[level].tag, tag);
+}
+NOKPROBE_SYMBOL(fsm_probe_judge);
+
+/**
+ * fsm_probe_take - the verdict fsm_probe_judge() left for @src.
+ * @src: the source
+ *
+ * Context: the tracepoint, after the kernel's probe (preemption disabled).
+ * Return: 1 keep, 0 discarded, negative: no verdict.
+ */
+int notrace fsm_probe_take(struct fsm_src *src)
+{
+	return fsm_verdict_take(&fsm_src_verdicts, (unsigned long)src,
+				src->file);
+}
+NOKPROBE_SYMBOL(fsm_probe_take);
+
+/* Probe mode chosen at load: say what it cannot see. Context: task. */
+static void fsm_probe_warn(void)
+{
+	if (!fsm_tracing_state_known())
+		pr_warn("tracer_tracing_is_on not found: tracepoint-probe sources insert stacks while tracing is off\n");
+}
+
+/* Context: task, @src's probes unregistered (see fsm_verdict_clear()). */
+void fsm_probe_clear(struct fsm_src *src)
+{
+	fsm_verdict_clear(&fsm_src_verdicts, (unsigned long)src);
+}
+
 #if FSM_HAVE_KL_TRIGGER
 
 /* Kernel objects found through kallsyms at load (see the top comment). */
@@ -292,59 +490,14 @@ static bool notrace fsm_trig_take(struct fsm_kl_trigger_data *data)
  * event: the inner post trigger takes the slot). Slots of a freed trigger
  * are cleared before its memory can be reused (fsm_trig_clear_slots()).
  */
-#define FSM_TRIG_FL	(EVENT_FILE_FL_SOFT_DISABLED | EVENT_FILE_FL_FILTERED | \
-			 EVENT_FILE_FL_PID_FILTER)
-
-/* What __event_trigger_test_discard() reads after the companion. */
-struct fsm_trig_snap {
-	unsigned long flags;		/* file->flags & FSM_TRIG_FL */
-	struct event_filter *filter;	/* file->filter */
-	bool ignore_pid;		/* the pid filter refuses this task */
-};
-
-struct fsm_trig_verdict {
-	unsigned long tag;		/* fsm_trig | keep; 0 = none */
-	struct task_struct *task;
-	unsigned long csw;		/* task->nvcsw + task->nivcsw */
-	struct fsm_trig_snap snap;
-};
-
-#define FSM_TRIG_KEEP	1UL
 static_assert(__alignof__(struct fsm_trig) > FSM_TRIG_KEEP);
 
-#define FSM_TRIG_LEVELS 4	/* interrupt_context_level(): 0..3 */
-struct fsm_verdict_slots {
-	struct fsm_trig_verdict v[FSM_TRIG_LEVELS];
-};
 /*
  * The slots of stackmap triggers, and those of sources (fsm_srct below):
  * apart, since one event may have both, and all its pre-commit calls run
  * before all its post calls: one slot would hold the verdict of only one.
  */
 static DEFINE_PER_CPU(struct fsm_verdict_slots, fsm_verdicts);
-static DEFINE_PER_CPU(struct fsm_verdict_slots, fsm_src_verdicts);
-
-/* Context: the event, preemption disabled. */
-static void notrace fsm_trig_snap_take(struct trace_event_file *file,
-				       struct fsm_trig_snap *s)
-{
-	s->flags = READ_ONCE(file->flags) & FSM_TRIG_FL;
-	/*
-	 * __event_trigger_test_discard() reads file->filter the same way;
-	 * it is freed after tracepoint_synchronize_unregister(), which
-	 * waits for us.
-	 */
-	s->filter = rcu_dereference_raw(file->filter);
-	s->ignore_pid = (s->flags & EVENT_FILE_FL_PID_FILTER) &&
-			trace_event_ignore_this_pid(file);
-}
-
-static bool notrace fsm_trig_snap_same(const struct fsm_trig_snap *a,
-				       const struct fsm_trig_snap *b)
-{
-	return a->flags == b->flags && a->filter == b->filter &&
-	       a->ignore_pid == b->ignore_pid;
-}
 
 /* __event_trigger_test_discard()'s answer on @rec, from a snapshot. */
 static bool notrace fsm_trig_keep(const struct fsm_trig_snap *s, void *rec)
@@ -372,10 +525,6 @@ static bool notrace fsm_trig_will_post(struct fsm_kl_trigger_data *data,
 	return !filter || filter_match_preds(filter, rec);
 }
 
-static unsigned long notrace fsm_trig_csw(struct task_struct *task)
-{
-	return READ_ONCE(task->nvcsw) + READ_ONCE(task->nivcsw);
-}
 
 /*
  * The kernel's temp_buffer (kernel/trace/trace.c): with trigger data that
@@ -470,8 +619,15 @@ static void notrace fsm_verdict_judge(struct fsm_verdict_slots __percpu *slots,
 			v->csw = fsm_trig_csw(current);
 			fsm_trig_snap_take(file, &v->snap);
 			tag = me;
+			/*
+			 * Tracing off: besides temp_buffer, a record of an
+			 * event with a filter is in the per-CPU buffered
+			 * event, which ring_buffer_write() refuses at the
+			 * commit (review s8 F2).
+			 */
 			if (fsm_trig_keep(&v->snap, rec) &&
-			    !fsm_trig_temp_buffer(buffer))
+			    !fsm_trig_temp_buffer(buffer) &&
+			    fsm_tracing_is_on(file->tr))
 				tag |= FSM_TRIG_KEEP;
 		}
 		barrier();
@@ -496,60 +652,7 @@ static void notrace fsm_verdict_none(struct fsm_verdict_slots __percpu *slots)
 	preempt_enable_notrace();
 }
 
-#define FSM_VERDICT_NONE	-1
 
-/*
- * Take the verdict left in @slots for the owner @me (the post call's half
- * of "The verdict" above).
- * Context: the post call, preemption disabled.
- * Return: 1 keep, 0 discarded, FSM_VERDICT_NONE.
- */
-static int notrace fsm_verdict_take(struct fsm_verdict_slots __percpu *slots,
-				    unsigned long me,
-				    struct trace_event_file *file)
-{
-	unsigned char level = interrupt_context_level();
-	struct fsm_trig_verdict *v, seen;
-	struct fsm_trig_snap now;
-	unsigned long tag;
-
-	if (unlikely(level >= FSM_TRIG_LEVELS))
-		return FSM_VERDICT_NONE;
-	v = &this_cpu_ptr(slots)->v[level];
-	/* the stamp first, then take the tag: see above */
-	seen.task = READ_ONCE(v->task);
-	seen.csw = READ_ONCE(v->csw);
-	seen.snap = v->snap;
-	barrier();
-	tag = this_cpu_xchg(slots->v[level].tag, 0);
-	if ((tag & ~FSM_TRIG_KEEP) != me)
-		return FSM_VERDICT_NONE;
-	if (seen.task != current || seen.csw != fsm_trig_csw(current))
-		return FSM_VERDICT_NONE;
-	fsm_trig_snap_take(file, &now);
-	if (!fsm_trig_snap_same(&seen.snap, &now))
-		return FSM_VERDICT_NONE;
-	return !!(tag & FSM_TRIG_KEEP);
-}
-
-/*
- * A freed owner's memory can come back as another owner: clear the slots
- * that still name it. Context: task, after the owner's judging data left
- * its event.
- */
-static void fsm_verdict_clear(struct fsm_verdict_slots __percpu *slots,
-			      unsigned long me)
-{
-	int cpu, l;
-
-	for_each_possible_cpu(cpu)
-		for (l = 0; l < FSM_TRIG_LEVELS; l++) {
-			unsigned long *p = &per_cpu_ptr(slots, cpu)->v[l].tag;
-
-			cmpxchg(p, me, 0);
-			cmpxchg(p, me | FSM_TRIG_KEEP, 0);
-		}
-}
 
 /* The companion's trigger: judge @rec. Context: the event (any). */
 static void notrace fsm_trig_judge(struct fsm_kl_trigger_data *data,
@@ -1881,18 +1984,21 @@ static const char *fsm_srct_resolve(void)
 
 /**
  * fsm_srctrig_init - sources through trigger data, if this kernel allows.
+ * @force_probe: do not, as if it did not (force_probe_sources=1, tests)
  *
  * Without: sources are tracepoint probes (tracepoint events only, filters
  * not seen), one dmesg line says why.
  * Context: task (module init), before any source is resolved.
  */
-void fsm_srctrig_init(void)
+void fsm_srctrig_init(bool force_probe)
 {
-	const char *why = fsm_srct_resolve();
+	const char *why = force_probe ? "force_probe_sources=1" :
+			  fsm_srct_resolve();
 
 	if (why) {
 		pr_warn("sources are tracepoint probes (tracepoint events only, filters not honoured): %s\n",
 			why);
+		fsm_probe_warn();
 		fsm_srctrig_exit();
 		return;
 	}
@@ -1972,10 +2078,11 @@ void fsm_srctrig_free(struct fsm_src *src)
 {
 }
 
-void fsm_srctrig_init(void)
+void fsm_srctrig_init(bool force_probe)
 {
 	pr_warn("sources are tracepoint probes (tracepoint events only, filters not honoured): built without the trigger layouts (%s)\n",
 		FSM_KL_TRIGGER_WHY);
+	fsm_probe_warn();
 }
 
 void fsm_srctrig_exit(void)
