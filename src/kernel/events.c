@@ -69,11 +69,6 @@ static_assert(FSM_STACK_ID_NONE == FSM_ID_NONE, "abi.h and fsm_core.h disagree")
  * right behind the source event's record on this CPU.
  */
 #define FSM_PROBE_PRIO		(TRACEPOINT_DEFAULT_PRIO - 1)
-/*
- * fsm_probe_pre() runs before them (and after the kernel's set_event_pid
- * probe of sched_switch, INT_MAX, which updates the per-CPU ignore_pid).
- */
-#define FSM_PRE_PRIO		(TRACEPOINT_DEFAULT_PRIO + 1)
 
 /*
  * Frames captured: the map's maximum plus room for the frames trimmed at the
@@ -560,24 +555,6 @@ bool fsm_tracing_state_known(void)
 }
 
 /*
- * fsm_probe_pre - tracepoint probe run before the kernel's probe of each
- * chosen source event (FSM_PRE_PRIO): the verdict fsm_probe() takes.
- * @data: the struct fsm_src
- *
- * Context: any (tracepoint: preemption disabled; irq, softirq, NMI).
- */
-static void notrace fsm_probe_pre(void *data)
-{
-	struct fsm_src *src = data;
-
-	if (!(READ_ONCE(src->file->flags) & EVENT_FILE_FL_ENABLED))
-		return;
-	local64_inc(&this_cpu_ptr(src->pc)->judged);
-	fsm_probe_judge(src, fsm_tracing_is_on(src->tr));
-}
-NOKPROBE_SYMBOL(fsm_probe_pre);
-
-/*
  * fsm_probe - tracepoint probe attached to each chosen source event, run
  * after the kernel's probe of the event wrote (or not) its record.
  * @data: the struct fsm_src
@@ -588,45 +565,48 @@ static void notrace fsm_probe(void *data)
 {
 	struct fsm_src *src = data;
 	struct fsm_caller caller;
-	int v;
+	unsigned long fl;
 
 	/*
-	 * No source record, so no capture, no insert, no id record: the
-	 * verdict of fsm_probe_pre(), taken here (trigger.c, "Tracepoint-
-	 * probe sources"), says the event was soft-disabled, refused by
-	 * set_event_pid, or the instance's ring buffer took no writes
-	 * (tracing_on 0, or disabled for a moment) before the kernel's probe
-	 * ran; or one of those changed while it ran (e.g. a conditional
-	 * traceon trigger of the event: its record went to the kernel's
-	 * temp_buffer, nowhere). And tracing must still be on now: a
-	 * conditional traceoff trigger of the event stopped the buffer after
-	 * its record was written: our record cannot follow it. Counted as
-	 * "filtered"; no verdict (a same-level nested event took the slot,
-	 * the event enabled or disabled between the two probes) writes nothing and is
-	 * counted as no_verdict (judged, neither hit nor filtered).
+	 * An id record is written only right behind its own source record:
+	 * the kernel's probe of the event (registered above this one) has
+	 * just written it, or not. This probe sees what decided it through
+	 * the event file's flags and the instance's buffer (review s8):
+	 * - soft-disabled, or refused by set_event_pid (the kernel's pid
+	 *   probes of sched_switch run at INT_MAX and 0, around this one:
+	 *   ignore_pid is what the kernel's probe read), or the instance's
+	 *   buffer takes no writes (tracing_on 0): no source record, so no
+	 *   capture, no insert, no id record; counted as "filtered";
+	 * - a filter on the event (EVENT_FILE_FL_FILTERED) or a conditional
+	 *   trigger (EVENT_FILE_FL_TRIGGER_COND: "traceon if", snapshot,
+	 *   hist, eprobe) decide, or act, at the commit of the record inside
+	 *   the kernel's probe: the record may have been discarded, have
+	 *   gone to temp_buffer while a traceon turned tracing on, have been
+	 *   swapped into the snapshot, or be followed by the trigger's own
+	 *   records. This probe cannot tell, so it writes nothing: no
+	 *   verdict (judged, neither hit nor filtered). An id record written
+	 *   there could follow another record, which would get this stack.
+	 * Unconditional triggers run before the record is reserved: what
+	 * they change is seen here as the kernel's probe saw it.
 	 *
-	 * What remains (tracing_on is read, not locked): tracing_on 1 -> 0
-	 * after the read below: the stack is inserted and our reserve fails
-	 * (records_lost), at most one insert per event in flight on each
-	 * CPU; 1 -> 0 by another CPU after the pre-probe's read and before
-	 * the kernel's reservation, undone before our read (by another CPU
-	 * or by the event's own conditional traceon trigger), is not seen
-	 * (ABA, no generation count to read): an id record without its
-	 * source record (seen once under KASAN). The event's filter and tracing_cpumask are not
-	 * seen on this path (no record to test; the per-CPU ring buffer's
-	 * state is private): Documentation/tracing.rst, "Semantics and
-	 * limits".
+	 * Not seen (the flags are read, not locked; the per-CPU ring
+	 * buffer's state is private): tracing_on switched by another CPU
+	 * while the kernel's probe runs, tracing_cpumask, a full buffer in
+	 * non-overwrite mode, a snapshot by another path: the stack is
+	 * inserted and our reserve fails, or an id record follows a record
+	 * that is not its own (a race of the width of the kernel's probe):
+	 * Documentation/tracing.rst, "Semantics and limits".
 	 */
-	v = fsm_probe_take(src);
-	/*
-	 * The slot taken first, whatever the flags say now: a verdict left
-	 * in it (an event disabled here after the pre-probe ran) could be
-	 * taken by a later walk of the same task whose pre-probe saw the
-	 * event disabled. Only when the source event is enabled here.
-	 */
-	if (v < 0 || !(READ_ONCE(src->file->flags) & EVENT_FILE_FL_ENABLED))
+	fl = READ_ONCE(src->file->flags);
+	if (!(fl & EVENT_FILE_FL_ENABLED))
 		return;
-	if (!v || !fsm_tracing_is_on(src->tr)) {
+	local64_inc(&this_cpu_ptr(src->pc)->judged);
+	if (fl & (EVENT_FILE_FL_FILTERED | EVENT_FILE_FL_TRIGGER_COND))
+		return;
+	if ((fl & EVENT_FILE_FL_SOFT_DISABLED) ||
+	    ((fl & EVENT_FILE_FL_PID_FILTER) &&
+	     trace_event_ignore_this_pid(src->file)) ||
+	    !fsm_tracing_is_on(src->tr)) {
 		local64_inc(&this_cpu_ptr(src->pc)->filtered);
 		return;
 	}
@@ -662,18 +642,8 @@ int fsm_src_attach_locked(struct fsm_src *src)
 			src->attached = true;
 		return ret;
 	}
-	/* fsm_probe first: a walk that runs the pre-probe runs it too */
 	ret = tracepoint_probe_register_prio(src->tp, (void *)fsm_probe, src,
 					     FSM_PROBE_PRIO);
-	if (!ret) {
-		ret = tracepoint_probe_register_prio(src->tp,
-						     (void *)fsm_probe_pre,
-						     src, FSM_PRE_PRIO);
-		if (ret)
-			WARN_ON_ONCE(tracepoint_probe_unregister(src->tp,
-								 (void *)fsm_probe,
-								 src));
-	}
 	if (ret) {
 		pr_warn_ratelimited("%s: cannot attach to %s (%d)\n",
 				    fsm_inst_label(src->inst), src->name, ret);
@@ -701,11 +671,7 @@ void fsm_src_detach_locked(struct fsm_src *src)
 		fsm_srctrig_unlink(src);
 		return;
 	}
-	/* the pre-probe first (see fsm_src_attach_locked()) */
-	WARN_ON_ONCE(tracepoint_probe_unregister(src->tp, (void *)fsm_probe_pre,
-						 src));
 	WARN_ON_ONCE(tracepoint_probe_unregister(src->tp, (void *)fsm_probe, src));
-	fsm_probe_clear(src);
 }
 
 /*

@@ -628,9 +628,9 @@ static u64 fsm_src_sum(struct fsm_src *src, size_t off)
  * no verdict, e.g. a uprobe task preempted in between: no id record).
  * Counts since the source was chosen; the tracepoint-probe path (no
  * trigger layouts) counts as filtered the events that fired soft-disabled,
- * pid-filtered or while the instance's buffer took no writes (it does not
- * see the filter), as no_verdict those whose second probe found no
- * verdict of the first.
+ * pid-filtered or while the instance's buffer took no writes, as
+ * no_verdict those that fired while the event had a filter or a
+ * conditional trigger (it cannot see their decision: events.c).
  * Context: task; takes fsm_mutex (sources are freed only after they left
  * the list under it).
  */

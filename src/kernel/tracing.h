@@ -157,16 +157,22 @@ struct fsm_src {
 struct fsm_src_pcpu {
 	local64_t hits;		/* source records kept: a stack was due */
 	/*
-	 * source events not captured: the kernel discarded their record
-	 * (filter, soft disable, set_event_pid; tracing off), or, at a switch
-	 * of tracing_on while the event was in flight (a conditional traceoff
-	 * trigger on the source: every time), wrote it but our id record could
-	 * not follow it; nothing captured nor inserted, no id record
+	 * source events not captured, their record not written: soft
+	 * disable, set_event_pid, tracing off; on the trigger path also the
+	 * event's filter (a trigger-path judge sees the kernel's decision; a
+	 * conditional traceoff on the source that stopped the buffer after
+	 * its record counts here too: our id record cannot follow it)
 	 */
 	local64_t filtered;
 	local64_t records;	/* stack id records written for it */
 	local64_t drops;	/* hits that wrote no id record */
-	/* records judged before the commit; not hits nor filtered: no verdict */
+	/*
+	 * events judged; those neither hits nor filtered had no verdict:
+	 * on the trigger path a nested or unpairable case, for a
+	 * tracepoint-probe source a filter or a conditional trigger on the
+	 * event (events.c, fsm_probe(): it cannot tell whether the record
+	 * was written)
+	 */
 	local64_t judged;
 };
 
@@ -438,10 +444,6 @@ void fsm_srctrig_init(bool force_probe);
 void fsm_srctrig_exit(void);
 void fsm_event_lock(void);
 void fsm_event_unlock(void);
-/* Tracepoint-probe sources' verdict slots (trigger.c, see there). */
-void fsm_probe_judge(struct fsm_src *src, bool on);
-int fsm_probe_take(struct fsm_src *src);
-void fsm_probe_clear(struct fsm_src *src);
 
 /* nodes.c */
 extern struct mutex fsm_nodes_mutex;

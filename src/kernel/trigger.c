@@ -78,11 +78,8 @@
 
 #define FSM_TRIG_NAME	"stackmap"
 
-/*
- * The verdict slots ("The verdict" below): of stackmap triggers and
- * trigger-path sources, and of tracepoint-probe sources (fsm_probe_judge()),
- * which need no trigger layouts.
- */
+#if FSM_HAVE_KL_TRIGGER
+/* The verdict slots ("The verdict" below): of stackmap triggers and sources. */
 #define FSM_TRIG_FL	(EVENT_FILE_FL_SOFT_DISABLED | EVENT_FILE_FL_FILTERED | \
 			 EVENT_FILE_FL_PID_FILTER)
 
@@ -107,7 +104,7 @@ struct fsm_verdict_slots {
 	struct fsm_trig_verdict v[FSM_TRIG_LEVELS];
 };
 
-/* sources: trigger-path judges, or tracepoint-probe pre-probes (never both) */
+/* sources: the trigger-path judges */
 static DEFINE_PER_CPU(struct fsm_verdict_slots, fsm_src_verdicts);
 
 /* Context: the event, preemption disabled. */
@@ -192,88 +189,13 @@ static void fsm_verdict_clear(struct fsm_verdict_slots __percpu *slots,
 		}
 }
 
-/*
- * Tracepoint-probe sources (events.c): the kernel's own probe of the event
- * (TRACEPOINT_DEFAULT_PRIO) decides whether the source record is written,
- * and its triggers can change what decided it: a conditional traceon
- * trigger turns tracing on while the record it fired for lands in the
- * kernel's temp_buffer, i.e. nowhere (review s8 F1); an enable_event or
- * disable_event trigger toggles a soft disable. A test after that probe
- * alone then sees "on" for a record that is not there, and the id record
- * written would follow an earlier record: that record would get this
- * event's stack. So a pre-probe, registered above the kernel's probe,
- * leaves its verdict in this CPU's slot of its context level, as the
- * trigger path's companion does, and fsm_probe() takes it after the
- * kernel's probe: it keeps only if tracing was on and the event not
- * soft-disabled nor pid-filtered before, and nothing of that changed in
- * between (the stamp and snapshot of fsm_verdict_take()). Tracepoint
- * probes run with preemption disabled: both calls on one CPU, at one
- * level; a walk that ran the pre-probe runs fsm_probe() too (one probe
- * array; registered post first, unregistered pre first). A same-level
- * nested event in between takes or overwrites the slot: no verdict, no
- * id record. Ordering: the slot is per CPU and level, written and read by
- * code of this CPU at this level only (an interrupt in between restores
- * nothing we read: it uses another level's slot); barrier() keeps the
- * compiler from moving the stamp past the tag, as for the trigger path.
- */
-static_assert(__alignof__(struct fsm_src) > FSM_TRIG_KEEP);
-
-/**
- * fsm_probe_judge - a tracepoint-probe source's verdict, before the
- * kernel's probe of the event.
- * @src: the source
- * @on:  its instance's ring buffer takes writes now (tracing_on)
- *
- * Context: the tracepoint (any context, preemption disabled).
- */
-void notrace fsm_probe_judge(struct fsm_src *src, bool on)
-{
-	unsigned char level = interrupt_context_level();
-	struct fsm_trig_verdict *v;
-	unsigned long tag;
-
-	if (unlikely(level >= FSM_TRIG_LEVELS))
-		return;
-	this_cpu_write(fsm_src_verdicts.v[level].tag, 0);
-	barrier();
-	v = this_cpu_ptr(&fsm_src_verdicts.v[level]);
-	v->task = current;
-	v->csw = fsm_trig_csw(current);
-	fsm_trig_snap_take(src->file, &v->snap);
-	tag = (unsigned long)src;
-	if (on && !(v->snap.flags & EVENT_FILE_FL_SOFT_DISABLED) &&
-	    !v->snap.ignore_pid)
-		tag |= FSM_TRIG_KEEP;
-	barrier();
-	this_cpu_write(fsm_src_verdicts.v[level].tag, tag);
-}
-NOKPROBE_SYMBOL(fsm_probe_judge);
-
-/**
- * fsm_probe_take - the verdict fsm_probe_judge() left for @src.
- * @src: the source
- *
- * Context: the tracepoint, after the kernel's probe (preemption disabled).
- * Return: 1 keep, 0 discarded, negative: no verdict.
- */
-int notrace fsm_probe_take(struct fsm_src *src)
-{
-	return fsm_verdict_take(&fsm_src_verdicts, (unsigned long)src,
-				src->file);
-}
-NOKPROBE_SYMBOL(fsm_probe_take);
+#endif /* FSM_HAVE_KL_TRIGGER */
 
 /* Probe mode chosen at load: say what it cannot see. Context: task. */
 static void fsm_probe_warn(void)
 {
 	if (!fsm_tracing_state_known())
 		pr_warn("tracer_tracing_is_on not found: tracepoint-probe sources insert stacks while tracing is off\n");
-}
-
-/* Context: task, @src's probes unregistered (see fsm_verdict_clear()). */
-void fsm_probe_clear(struct fsm_src *src)
-{
-	fsm_verdict_clear(&fsm_src_verdicts, (unsigned long)src);
 }
 
 #if FSM_HAVE_KL_TRIGGER
