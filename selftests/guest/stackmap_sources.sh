@@ -61,6 +61,23 @@ no_record_checks() {
 	echo 0 >"$D/tracing_on"
 	check "$m: tracing_on 1: captures and inserts" \
 		test "$(stat_get "$st" inserts)" -gt 0 -a "$(stat_get "$st" entries)" -gt 0
+	# the same source chosen in a second instance: both get id records
+	# (review s8 H1: a version whose probes shared one per-CPU slot gave
+	# neither any)
+	local D2=$T/instances/norec2 r1
+	mkdir "$D2"
+	echo sched:sched_switch >"$D2/stack_map_events"
+	echo 1 >"$D2/options/stackmap"
+	echo 1 >"$D2/$E/enable"
+	r1=$(srcstat "$D" sched:sched_switch records)
+	echo 1 >"$D/tracing_on"
+	workload 5
+	echo 0 >"$D/tracing_on"
+	echo 0 >"$D2/tracing_on"
+	check "$m: a source of two instances: id records in both" \
+		test "$(srcstat "$D" sched:sched_switch records)" -gt "$r1" -a \
+		"$(srcstat "$D2" sched:sched_switch records)" -gt 0
+	rmdir "$D2"
 	# soft disable: an enable_event trigger that never fires puts
 	# sched_switch in soft mode, disabled
 	echo 0 >"$D/$E/enable"
