@@ -586,16 +586,22 @@ static void notrace fsm_probe(void *data)
 	 *   records. This probe cannot tell, so it writes nothing: no
 	 *   verdict (judged, neither hit nor filtered). An id record written
 	 *   there could follow another record, which would get this stack.
-	 * Unconditional triggers run before the record is reserved: what
-	 * they change is seen here as the kernel's probe saw it.
+	 * Unconditional traceon/traceoff/snapshot triggers act before the
+	 * record is reserved, and this probe sees their effect as the
+	 * kernel's reservation did.
 	 *
 	 * Not seen (the flags are read, not locked; the per-CPU ring
-	 * buffer's state is private): tracing_on switched by another CPU
-	 * while the kernel's probe runs, tracing_cpumask, a full buffer in
-	 * non-overwrite mode, a snapshot by another path: the stack is
-	 * inserted and our reserve fails, or an id record follows a record
-	 * that is not its own (a race of the width of the kernel's probe):
-	 * Documentation/tracing.rst, "Semantics and limits".
+	 * buffer's state is private), each open (review s8): other probes
+	 * of the tracepoint above ours writing into the instance in between
+	 * (a hist onmatch in another instance, bpf_printk); an enable_event
+	 * trigger on the event itself (the kernel's probe tested the flags it
+	 * read before its triggers ran); a record too long for the ring
+	 * buffer; any change of what is read here while the kernel's probe
+	 * runs (tracing_on, flags, pid list, by another CPU or an
+	 * interrupt); tracing_cpumask and a full non-overwrite buffer. The
+	 * stack is then inserted and our reserve fails, or an id record
+	 * follows a record that is not its own: Documentation/tracing.rst,
+	 * "Semantics and limits".
 	 */
 	fl = READ_ONCE(src->file->flags);
 	if (!(fl & EVENT_FILE_FL_ENABLED))

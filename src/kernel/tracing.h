@@ -159,9 +159,7 @@ struct fsm_src_pcpu {
 	/*
 	 * source events not captured, their record not written: soft
 	 * disable, set_event_pid, tracing off; on the trigger path also the
-	 * event's filter (a trigger-path judge sees the kernel's decision; a
-	 * conditional traceoff on the source that stopped the buffer after
-	 * its record counts here too: our id record cannot follow it)
+	 * event's filter (a trigger-path judge sees the kernel's decision)
 	 */
 	local64_t filtered;
 	local64_t records;	/* stack id records written for it */
