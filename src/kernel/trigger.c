@@ -138,7 +138,7 @@ static unsigned long notrace fsm_trig_csw(struct task_struct *task)
 
 /*
  * Take the verdict left in @slots for the owner @me (the post call's half
- * of "The verdict" above).
+ * of "The verdict" below).
  * Context: the post call, preemption disabled.
  * Return: 1 keep, 0 discarded, FSM_VERDICT_NONE.
  */
@@ -154,7 +154,7 @@ static int notrace fsm_verdict_take(struct fsm_verdict_slots __percpu *slots,
 	if (unlikely(level >= FSM_TRIG_LEVELS))
 		return FSM_VERDICT_NONE;
 	v = &this_cpu_ptr(slots)->v[level];
-	/* the stamp first, then take the tag: see above */
+	/* the stamp first, then take the tag: see "The verdict" below */
 	seen.task = READ_ONCE(v->task);
 	seen.csw = READ_ONCE(v->csw);
 	seen.snap = v->snap;
