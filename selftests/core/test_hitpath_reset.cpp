@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test_issue8.cpp - the stack map items of issue 8:
+ * test_hitpath_reset.cpp - the stack map's hit path and its reset:
  *
- *   item 17  HitPath.*   in steady state a hit writes no cache line that
- *                        another CPU writes, for any CPU count; per-stack
- *                        hit counts stay exact through evictions and resets.
- *   item 16  Reset.*     reset is O(1) for inserters: inserts made while a
- *                        reset scrubs the old generation succeed (no
- *                        FSM_DROP_RESETTING), stale entries are never
- *                        matched, and the 8-bit generation in slots and hit
- *                        caches never aliases across many resets.
+ *   HitPath.*   in steady state a hit writes no cache line that
+ *               another CPU writes, for any CPU count; per-stack
+ *               hit counts stay exact through evictions and resets.
+ *   Reset.*     reset is O(1) for inserters: inserts made while a
+ *               reset scrubs the old generation succeed (no
+ *               FSM_DROP_RESETTING), stale entries are never
+ *               matched, and the 8-bit generation in slots and hit
+ *               caches never aliases across many resets.
  *
  * The line test diffs the map's memory around the hits of one CPU: every
  * 64-byte line whose bytes changed was written by that CPU.
