@@ -31,15 +31,20 @@ ifeq ($(ARCH),arm64)
   FSM_CC ?= $(CROSS_COMPILE)gcc-12
 endif
 
+# scripts/kdir may fetch a kernel, and says so when its headers are
+# missing: it runs when a target first uses KDIR (then the result is kept),
+# not when make reads this file, so that `make check` and `make demo` on a
+# fresh machine install the packages before anything looks for headers.
+fsm_kdir = $(eval KDIR := $(shell $(CURDIR_ABS)/scripts/kdir $(1)))$(KDIR)
 ifeq ($(origin KDIR),undefined)
   ifneq ($(KVER),)
     KDIR := /lib/modules/$(KVER)/build
   else ifneq ($(KERNEL),)
-    KDIR := $(shell $(CURDIR_ABS)/scripts/kdir $(KERNEL))
+    KDIR = $(call fsm_kdir,$(KERNEL))
   else ifneq ($(wildcard /lib/modules/$(shell uname -r)/build/Makefile),)
     KDIR := /lib/modules/$(shell uname -r)/build
   else
-    KDIR := $(shell $(CURDIR_ABS)/scripts/kdir stock)
+    KDIR = $(call fsm_kdir,stock)
   endif
 endif
 
