@@ -8,7 +8,7 @@
 #   make check           every test (README "Tests"); ends "N passed, N failed"
 #   make demo            the module working in a QEMU guest (README "Demo")
 #   make bench           benchmarks, name=value lines
-#   make tools           user-space tools (tools/stackmap-report) into build/tools/
+#   make tools           user-space tools (tools/) into build/tools/
 #   make install         module, tools, docs (DESTDIR=, PREFIX=/usr/local, KVER=)
 #   make uninstall       remove what make install put there
 #   make clean
@@ -71,10 +71,18 @@ clean:
 		$(MAKE) -C $(KDIR) M=$(CURDIR_ABS) clean; fi
 	rm -rf build src/kernel/generated
 
-# User-space tools: CMake projects under tools/, outputs in build/tools/.
-# Another tool is one more -S/-B pair here.
+# User-space tools: the CMake project tools/ (lib/, report/, ctl/, plugin/,
+# man/), outputs in build/tools/. Another tool is one more subdirectory
+# there. A build/tools configured from another source directory (the
+# project was tools/stackmap-report before) is started afresh: cmake
+# refuses a cache made for another source.
 tools:
-	cmake -S $(CURDIR_ABS)/tools/stackmap-report -B $(CURDIR_ABS)/build/tools \
+	@if [ -f $(CURDIR_ABS)/build/tools/CMakeCache.txt ] && \
+	    ! grep -qx 'CMAKE_HOME_DIRECTORY:INTERNAL=$(CURDIR_ABS)/tools' \
+		$(CURDIR_ABS)/build/tools/CMakeCache.txt; then \
+		echo "build/tools: configured from another source directory, starting afresh"; \
+		rm -rf $(CURDIR_ABS)/build/tools; fi
+	cmake -S $(CURDIR_ABS)/tools -B $(CURDIR_ABS)/build/tools \
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(CURDIR_ABS)/build/tools -j $(shell nproc)
 

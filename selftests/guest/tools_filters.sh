@@ -18,7 +18,7 @@
 # On the debug kernel: two combined filter runs and no sysroot part (the
 # tool is host code; stock runs everything). With vm-run --out, the
 # recording is left in $FSM_VM_OUT for the host's corrupted-input test
-# (tools/stackmap-report/tests/fuzz_trace.py, scripts/check stage fuzz).
+# (tools/report/tests/fuzz_trace.py, scripts/check stage fuzz).
 # shellcheck disable=SC2016 # eval '...' expands later, on purpose
 export KO=${1:-}
 # shellcheck source=selftests/guest/lib.sh
