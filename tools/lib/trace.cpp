@@ -120,6 +120,14 @@ struct IterCtx {
 	std::vector<tracecmd_input *> *handles;
 	FieldCache *fields;
 	bool defs;
+	/*
+	 * The file offset of the last record of each (buffer, CPU): a CPU's
+	 * records come in file order, so an offset that does not grow means
+	 * corrupted page data that libtracecmd would read round and round
+	 * (seen: a flipped length sent it back 180 bytes, forever).
+	 */
+	std::vector<std::vector<unsigned long long>> last_off;
+	bool looped = false;
 };
 
 int iter_cb(tracecmd_input *h, tep_record *r, int cpu, void *data)
@@ -131,6 +139,16 @@ int iter_cb(tracecmd_input *h, tep_record *r, int cpu, void *data)
 		if ((*c->handles)[i] == h)
 			x.buf = int(i);
 	x.cpu = cpu;
+	if (cpu >= 0) {
+		auto &offs = c->last_off[size_t(x.buf)];
+		if (offs.size() <= size_t(cpu))
+			offs.resize(size_t(cpu) + 1, 0);
+		if (r->size < 0 || (offs[size_t(cpu)] && r->offset <= offs[size_t(cpu)])) {
+			c->looped = true;
+			return -1; /* stops the iteration (only < 0 does) */
+		}
+		offs[size_t(cpu)] = r->offset;
+	}
 	x.ts = r->ts;
 	x.raw = r;
 	x.kind = Kind::OTHER;
@@ -192,9 +210,12 @@ bool Trace::has_stackmap_events() const
 
 std::string Trace::iterate(const std::function<void(Rec &)> &cb, bool defs)
 {
-	IterCtx c{this, &cb, tep_, ev_, &handles_, &fields_, defs};
+	IterCtx c{this, &cb, tep_, ev_, &handles_, &fields_, defs, {}, false};
+	c.last_off.resize(handles_.size());
 	int ret = tracecmd_iterate_events_multi(handles_.data(), int(handles_.size()),
 						iter_cb, &c);
+	if (c.looped)
+		return "corrupted data: a CPU's records do not advance through the file";
 	if (ret < 0)
 		return "error while reading the records";
 	return "";
