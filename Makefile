@@ -5,6 +5,8 @@
 #   make                 build ./ftrace_stackmap.ko against KDIR
 #   make KERNEL=debug    build against our debug kernel (scripts/kdir debug)
 #   make ARCH=arm64      cross-build against Debian's arm64 kernel (scripts/kdir arm64)
+#   make KERNEL=trixie   Debian 13's 6.12 (also trixie-arm64, trixie-debug): built
+#                        inside the trixie root (scripts/trixie-root)
 #   make check           every test (README "Tests"); ends "N passed, N failed"
 #   make demo            the module working in a QEMU guest (README "Demo")
 #   make bench           benchmarks, name=value lines
@@ -17,6 +19,22 @@
 # to the Debian headers that scripts/ installs for the guest kernel.
 
 CURDIR_ABS := $(abspath $(CURDIR))
+
+# KERNEL=trixie|trixie-arm64|trixie-debug: Debian 13's 6.12 kernels, whose
+# kbuild tools need trixie's glibc and whose compiler is gcc-14: the
+# recipes below run inside the trixie root (scripts/trixie-root --run: the
+# checkout and the cache at their own paths). trixie-arm64 cross-builds
+# with Debian 13's cross gcc-14.
+ifneq ($(filter trixie trixie-arm64 trixie-debug,$(KERNEL)),)
+  ifeq ($(FSM_IN_TRIXIE_ROOT),)
+    FSM_INROOT = $(CURDIR_ABS)/scripts/trixie-root --run -- env
+  endif
+  ifeq ($(KERNEL),trixie-arm64)
+    ARCH ?= arm64
+    export ARCH
+    FSM_CC ?= aarch64-linux-gnu-gcc-14
+  endif
+endif
 
 # ARCH=arm64: cross-build (Documentation/build.rst "arm64"). The kernel is
 # Debian's arm64 kernel of the amd64 kernel's ABI unless KERNEL= or KDIR=
@@ -62,13 +80,13 @@ all: modules
 modules:
 	@test -n "$(KDIR)" -a -f "$(KDIR)/Makefile" || \
 		{ echo "error: no kernel build dir (KDIR=$(KDIR)); run scripts/deps or pass KDIR=" >&2; exit 1; }
-	@$(CURDIR_ABS)/scripts/kernel-layouts $(KDIR) $(CURDIR_ABS)/src/kernel/generated/fsm_kernel_layouts.h
-	FSM_REAL_OBJTOOL=$(KDIR)/tools/objtool/objtool $(MAKE) $(FSM_KBUILD_ARGS) modules
-	@$(CURDIR_ABS)/scripts/check-ko ftrace_stackmap.ko
+	@$(FSM_INROOT) $(CURDIR_ABS)/scripts/kernel-layouts $(KDIR) $(CURDIR_ABS)/src/kernel/generated/fsm_kernel_layouts.h
+	$(FSM_INROOT) FSM_REAL_OBJTOOL=$(KDIR)/tools/objtool/objtool $(MAKE) $(FSM_KBUILD_ARGS) modules
+	@$(FSM_INROOT) $(CURDIR_ABS)/scripts/check-ko ftrace_stackmap.ko
 
 clean:
 	@if [ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ]; then \
-		$(MAKE) -C $(KDIR) M=$(CURDIR_ABS) clean; fi
+		$(FSM_INROOT) $(MAKE) -C $(KDIR) M=$(CURDIR_ABS) clean; fi
 	rm -rf build src/kernel/generated
 
 # User-space tools: the CMake project tools/ (lib/, report/, ctl/, plugin/,
@@ -151,4 +169,4 @@ bench:
 	@$(CURDIR_ABS)/scripts/bench
 
 help:
-	@sed -n '3,15p' Makefile
+	@sed -n '3,17p' Makefile

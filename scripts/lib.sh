@@ -167,3 +167,106 @@ fsm_arm64_abi() {
 	fi
 	printf '%s\n' "$abi"
 }
+
+# --- Debian 13 (trixie) packages, amd64 and arm64 -----------------------------
+# apt with a state of its own under $FSM_CACHE/apt-trixie: its own sources
+# (trixie and trixie-security, main), both architectures, an empty dpkg
+# status. The host (Debian 12) learns nothing; nothing is installed. The
+# kernels of the trixie* flavours (scripts/kernel-trixie) are resolved and
+# downloaded through it. FSM_DEBIAN_MIRROR / FSM_DEBIAN_SECURITY_MIRROR
+# override the mirrors.
+FSM_TRIXIE_APT=$FSM_CACHE/apt-trixie
+fsm_trixie_apt_opts() {
+	printf '%s\n' -o APT::Architecture=amd64 \
+		-o APT::Architectures::=amd64 -o APT::Architectures::=arm64 \
+		-o "Dir::Etc::SourceList=$FSM_TRIXIE_APT/sources.list" \
+		-o "Dir::Etc::SourceParts=$FSM_TRIXIE_APT/empty" \
+		-o "Dir::Etc::PreferencesParts=$FSM_TRIXIE_APT/empty" \
+		-o "Dir::Etc::Preferences=$FSM_TRIXIE_APT/empty/none" \
+		-o "Dir::State::Lists=$FSM_TRIXIE_APT/lists" \
+		-o "Dir::Cache=$FSM_TRIXIE_APT/cache" \
+		-o "Dir::State::status=$FSM_TRIXIE_APT/status"
+}
+# fsm_trixie_apt apt-get|apt-cache ARGS...: run it with the trixie state;
+# the lists are fetched on first use and when older than a day
+# (FSM_TRIXIE_REFRESH=1: now), so that a new kernel in trixie-security is
+# seen.
+fsm_trixie_apt() {
+	local tool=$1 opts
+	shift
+	mapfile -t opts < <(fsm_trixie_apt_opts)
+	fsm_trixie_lists
+	"$tool" "${opts[@]}" "$@"
+}
+# fetch the lists if missing, older than a day, or FSM_TRIXIE_REFRESH=1
+fsm_trixie_lists() {
+	if [ "${FSM_TRIXIE_REFRESH:-0}" = 1 ] ||
+		[ ! -e "$FSM_TRIXIE_APT/lists/.fsm-updated" ] ||
+		[ -n "$(find "$FSM_TRIXIE_APT/lists/.fsm-updated" -mmin +1440 2>/dev/null)" ]; then
+		fsm_trixie_apt_update
+		FSM_TRIXIE_REFRESH=0
+	fi
+}
+fsm_trixie_apt_update() {
+	local opts mirror=${FSM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+	local sec=${FSM_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+	local keys=/usr/share/keyrings/debian-archive-keyring.gpg
+	mapfile -t opts < <(fsm_trixie_apt_opts)
+	mkdir -p "$FSM_TRIXIE_APT/lists/partial" "$FSM_TRIXIE_APT/cache/archives/partial" \
+		"$FSM_TRIXIE_APT/empty"
+	[ -e "$FSM_TRIXIE_APT/status" ] || : >"$FSM_TRIXIE_APT/status"
+	printf '%s\n' "deb [signed-by=$keys] $mirror trixie main" \
+		"deb [signed-by=$keys] $sec trixie-security main" >"$FSM_TRIXIE_APT/sources.list"
+	chown -R _apt "$FSM_TRIXIE_APT/lists" "$FSM_TRIXIE_APT/cache" 2>/dev/null || true
+	fsm_log "apt-get update (trixie lists in $FSM_TRIXIE_APT)"
+	apt-get "${opts[@]}" update -qq >&2 || fsm_die "apt-get update for trixie failed"
+	touch "$FSM_TRIXIE_APT/lists/.fsm-updated"
+}
+
+# fsm_trixie_abi amd64|arm64: the ABI ("6.12.57+deb13-amd64") of Debian 13's
+# kernel, from the meta package linux-image-ARCH: apt's candidate over
+# trixie and trixie-security, i.e. the newest of the two. The arm64 ABI must
+# be the amd64 one with -arm64 (the same kernel version on both
+# architectures). FSM_TRIXIE_ABI (amd64's) overrides, for experiments only.
+fsm_trixie_abi() {
+	local arch=$1 ver deps abi key memo=$FSM_TRIXIE_APT/abi-$1.memo
+	if [ -n "${FSM_TRIXIE_ABI:-}" ]; then
+		printf '%s\n' "${FSM_TRIXIE_ABI%-amd64}-$arch"
+		return
+	fi
+	# apt-cache takes seconds: remember the answer until the lists change.
+	fsm_trixie_lists
+	key=$(stat -c %Y "$FSM_TRIXIE_APT/lists/.fsm-updated")
+	if [ -r "$memo" ] && [ "$(sed -n 1p "$memo")" = "$key" ]; then
+		sed -n 2p "$memo"
+		return
+	fi
+	ver=$(fsm_trixie_apt apt-cache policy "linux-image-$arch:$arch" 2>/dev/null |
+		sed -n 's/^ *Candidate: *//p')
+	[ -n "$ver" ] && [ "$ver" != "(none)" ] ||
+		fsm_die "no trixie candidate for linux-image-$arch (lists in $FSM_TRIXIE_APT)"
+	deps=$(fsm_trixie_apt apt-cache show "linux-image-$arch:$arch=$ver" |
+		awk '/^Depends: / && !n++ { sub(/^Depends: /, ""); print }')
+	abi=$(printf '%s\n' "$deps" | tr ',|' '\n' |
+		sed -n "s/^ *linux-image-\([0-9][^ ]*-$arch\)\( .*\)\{0,1\}\$/\1/p" |
+		sed -n 1p)
+	[ -n "$abi" ] || fsm_die "cannot parse the ABI from linux-image-$arch Depends: '$deps'"
+	printf '%s\n%s\n' "$key" "$abi" >"$memo.$$" && mv -f "$memo.$$" "$memo"
+	printf '%s\n' "$abi"
+}
+# fsm_trixie_version ABI: the Debian version of linux-image-ABI (amd64),
+# remembered as fsm_trixie_abi's answer is.
+fsm_trixie_version() {
+	local abi=$1 key ver memo=$FSM_TRIXIE_APT/version-$1.memo
+	fsm_trixie_lists
+	key=$(stat -c %Y "$FSM_TRIXIE_APT/lists/.fsm-updated")
+	if [ -r "$memo" ] && [ "$(sed -n 1p "$memo")" = "$key" ]; then
+		sed -n 2p "$memo"
+		return
+	fi
+	ver=$(fsm_trixie_apt apt-cache show "linux-image-$abi:amd64" |
+		awk '/^Version: / { v = $2 } END { print v }')
+	[ -n "$ver" ] || fsm_die "no version of linux-image-$abi in the trixie lists"
+	printf '%s\n%s\n' "$key" "$ver" >"$memo.$$" && mv -f "$memo.$$" "$memo"
+	printf '%s\n' "$ver"
+}
