@@ -699,51 +699,6 @@ static void fsm_detach_all_locked(struct fsm_inst *inst, bool in_walk)
 	}
 }
 
-/**
- * fsm_inst_prepare_map - create @inst's stack map before recording starts.
- * @inst: instance
- *
- * options/stackmap calls it before it enables the event, so that the map
- * (up to hundreds of MiB at bits=20) is allocated and zeroed without any
- * global lock held; the REGISTER callback, which runs under event_mutex,
- * then finds it. Enabling events/stackmap/stack_id directly calls it from
- * that callback (fsm_register()), with event_mutex held by the kernel but
- * not fsm_mutex. Two callers are serialised by the instance's
- * map_alloc_mutex: the second finds the first one's map (never a second
- * allocation, which could fail the memory budget for nothing).
- * Context: task, fsm_mutex not held (event_mutex may be).
- * Return: 0, or the error of fsm_map_new() (-ENOMEM past memory_budget_mb).
- */
-int fsm_inst_prepare_map(struct fsm_inst *inst)
-{
-	struct fsm_map_params p = {
-		.bits = fsm_bits,
-		.max_depth = FSM_MAX_KERNEL_DEPTH,
-	};
-	struct fsm_map *map;
-	u32 gen;
-
-	if (smp_load_acquire(&inst->map))	/* pairs with the stores below */
-		return 0;
-	mutex_lock(&inst->map_alloc_mutex);
-	if (inst->map) {		/* a concurrent enable made it */
-		mutex_unlock(&inst->map_alloc_mutex);
-		return 0;
-	}
-	map = fsm_map_new(&p, fsm_inst_label(inst), "stack map", &gen);
-	if (IS_ERR(map)) {
-		mutex_unlock(&inst->map_alloc_mutex);
-		return PTR_ERR(map);
-	}
-	mutex_lock(&fsm_mutex);
-	inst->gen = gen;
-	/* Pairs with smp_load_acquire() above and in nodes.c. */
-	smp_store_release(&inst->map, map);
-	mutex_unlock(&fsm_mutex);
-	mutex_unlock(&inst->map_alloc_mutex);
-	return 0;
-}
-
 /*
  * TRACE_REG_REGISTER of stackmap:stack_id in @file's instance.
  * Context: task, event_mutex held (by the kernel).
@@ -1013,30 +968,6 @@ static void fsm_print_ips(struct trace_seq *s, const unsigned long *ips,
 		else
 			fsm_print_ip(s, ips[i], sym);
 	}
-}
-
-/*
- * fsm_inst_of_tr_rcu - the instance of @tr, for the trace output (also
- * ustack_deliver.c). Context: rcu_read_lock() held; the instance stays valid
- * until rcu_read_unlock() (freed after synchronize_rcu()). Return: it, or
- * NULL.
- */
-struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr)
-{
-	struct fsm_inst *inst;
-	unsigned long idx;
-
-	/*
-	 * No instance for a NULL @tr (tp_printk's iterator has none), and
-	 * none that is dead: its trace_array may be freed and its address
-	 * reused by a new instance before the dead one is reaped.
-	 */
-	if (!tr)
-		return NULL;
-	xa_for_each(&fsm_insts, idx, inst)
-		if (READ_ONCE(inst->tr) == tr && fsm_inst_alive(inst))
-			return inst;
-	return NULL;
 }
 
 /*

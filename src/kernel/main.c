@@ -93,6 +93,18 @@ static noinline void __init fsm_trace_through_cxx(void)
 			chk.cxx_frames);
 }
 
+/* The registry's hooks (struct fsm_inst_hooks): the layers it calls up to. */
+static void fsm_inst_created(struct fsm_inst *inst)
+{
+	fsm_inst_kick_worker();
+}
+
+static const struct fsm_inst_hooks fsm_inst_hooks = {
+	.created = fsm_inst_created,
+	.ids_busy = fsm_ustack_ids_busy,
+	.id_reset = fsm_ustack_id_reset,
+};
+
 static void fsm_teardown(void);
 
 static int __init fsm_init(void)
@@ -100,6 +112,7 @@ static int __init fsm_init(void)
 	int ret;
 
 	fsm_map_init();
+	fsm_inst_set_hooks(&fsm_inst_hooks);
 
 	/* The core's inline CPU number (fsm::plat_cpu()) must be ours. */
 	preempt_disable();

@@ -275,9 +275,31 @@ struct fsm_inst {
 	struct fsm_inst_pcpu __percpu *pcpu;
 };
 
-/* instances.c: the registry (calls no other part) */
+/**
+ * struct fsm_inst_hooks - what the registry tells the layers above it.
+ * @created:  a struct fsm_inst was made (fsm_mutex held): have its nodes
+ *            and default sources made (lifecycle.c's worker)
+ * @ids_busy: the ids below FSM_UST_MAX_INST that the user-stack side still
+ *            refers to (fsm_mutex held)
+ * @id_reset: zero the user-stack counters of a retired id about to be
+ *            given out again (fsm_mutex held)
+ *
+ * Handed down by main.c at init (fsm_inst_set_hooks()), so that the
+ * registry calls no file above it.
+ */
+struct fsm_inst_hooks {
+	void (*created)(struct fsm_inst *inst);
+	u64 (*ids_busy)(void);
+	void (*id_reset)(u32 id);
+};
+
+/* instances.c: the registry, module state, find-or-create, the maps */
 extern struct mutex fsm_mutex;
 extern struct xarray fsm_insts;
+extern bool fsm_shutting_down;	/* module exit (or a failed init) began */
+extern bool fsm_ready;		/* init is done: recording may start */
+extern struct dentry *fsm_instances_dir;
+void fsm_inst_set_hooks(const struct fsm_inst_hooks *hooks);
 bool fsm_inst_alive(const struct fsm_inst *inst);
 struct fsm_inst *fsm_inst_get_by_id(u32 id);
 void *fsm_inst_node_key(const struct fsm_inst *inst);
@@ -286,18 +308,15 @@ void fsm_inst_put(struct fsm_inst *inst);
 const char *fsm_inst_label(const struct fsm_inst *inst);
 struct fsm_inst *fsm_inst_find_tr_locked(struct trace_array *tr);
 struct fsm_inst *fsm_inst_find_name_locked(const char *name);
-/* lifecycle.c only: */
-struct fsm_inst *fsm_inst_add_locked(struct dentry *dir, const char *name,
-				     struct trace_array *tr);
-u64 fsm_inst_ids_retired_locked(void);
-void fsm_inst_ids_free_locked(u64 ids);
+struct fsm_inst *fsm_inst_find_or_create_locked(struct trace_event_file *file);
+struct fsm_inst *fsm_inst_find_or_create_dir_locked(struct dentry *dir,
+						    struct trace_array *tr);
+struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr);
+int fsm_inst_prepare_map(struct fsm_inst *inst);
 void fsm_inst_registry_exit(void);
 
 /* lifecycle.c: instances made and removed (main.c runs init and exit) */
-extern bool fsm_shutting_down;
-extern bool fsm_ready;
 extern char *fsm_default_events;
-struct fsm_inst *fsm_inst_find_or_create_locked(struct trace_event_file *file);
 void fsm_inst_kick_worker(void);
 int fsm_lifecycle_init(void);
 int fsm_lifecycle_start(void);
@@ -377,7 +396,6 @@ void fsm_src_detach_locked(struct fsm_src *src);
 u64 fsm_write_reset_record(struct fsm_inst *inst, u32 gen);
 bool fsm_record_event(struct fsm_inst *inst, struct fsm_src *src,
 		      const struct fsm_caller *caller);
-struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr);
 bool fsm_output_may_look_up(const struct trace_iterator *iter);
 bool fsm_output_room(struct trace_seq *s, unsigned int left);
 void fsm_set_output(struct trace_event_call *call,
@@ -386,7 +404,6 @@ void fsm_set_output(struct trace_event_call *call,
 bool fsm_record_event_to(struct fsm_inst *inst, struct trace_event_file *file,
 			 struct fsm_src *src, bool user,
 			 const struct fsm_caller *caller);
-int fsm_inst_prepare_map(struct fsm_inst *inst);
 int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
 
 /* sources.c */
