@@ -29,7 +29,8 @@
 
 #include <ftrace_stackmap/abi.h>
 
-#include "compat.h"
+#include "compat/compat.h"
+#include "compat/ksyms.h"
 #include "tracing.h"
 #include "ustack.h"
 
@@ -105,24 +106,17 @@ static struct fsm_kstacks __percpu *fsm_kstacks __read_mostly;
 #define FSM_TRIM_SCAN		8
 
 /*
- * stack_trace_save_regs(), not exported: resolved once by
- * fsm_events_init() before any probe is registered (ordered before the
- * probes' loads as fsm_kstacks is). NULL: every capture walks from the
- * current frame (said at load).
+ * Two kernel functions borrowed through compat/ksyms.h (resolved at load,
+ * before any probe is registered):
+ * - stack_trace_save_regs(): NULL: every capture walks from the current
+ *   frame (said at load);
+ * - tracer_tracing_is_on() (kernel/trace/trace.c): whether the instance's
+ *   ring buffer takes writes now, i.e. !buffer->record_disabled
+ *   (ring_buffer_record_is_on(), not exported either): 0 while tracing_on
+ *   is 0 and while the buffer is disabled for a moment (resize, snapshot
+ *   swap, tracing_stop()). NULL: tracepoint-probe sources capture and
+ *   insert while tracing is off (said at load).
  */
-static unsigned int (*fsm_k_save_regs)(struct pt_regs *regs,
-				       unsigned long *store, unsigned int size,
-				       unsigned int skipnr) __read_mostly;
-
-/*
- * tracer_tracing_is_on(), not exported (kernel/trace/trace.c): whether the
- * instance's ring buffer takes writes now, i.e. !buffer->record_disabled
- * (ring_buffer_record_is_on(), not exported either): 0 while tracing_on is
- * 0 and while the buffer is disabled for a moment (resize, snapshot swap,
- * tracing_stop()). Resolved like fsm_k_save_regs. NULL: tracepoint-probe
- * sources capture and insert while tracing is off (said at load).
- */
-static bool (*fsm_k_tracing_is_on)(struct trace_array *tr) __read_mostly;
 
 static_assert(FSM_DROP_NR_REASONS - 1 <= FSM_SID_REASON_MAX,
 	      "drop reasons do not fit the record's reason");
@@ -340,12 +334,12 @@ static unsigned int notrace fsm_capture(const struct fsm_src *src,
 	unsigned int nr;
 
 #ifdef CONFIG_X86_64	/* FSM_CALLER() leaves ip 0 elsewhere */
-	if (likely(caller && caller->ip && fsm_k_save_regs)) {
+	if (likely(caller && caller->ip && fsm_ks.stack_trace_save_regs)) {
 		ks->regs.ip = caller->ip;
 		ks->regs.sp = caller->sp;
 		ks->regs.bp = caller->bp;
 		ks->regs.cs = __KERNEL_CS;	/* !user_mode() */
-		nr = fsm_k_save_regs(&ks->regs, ks->ips, FSM_CAPTURE_DEPTH, 0);
+		nr = fsm_ks.stack_trace_save_regs(&ks->regs, ks->ips, FSM_CAPTURE_DEPTH, 0);
 		*skip = nr && ks->ips[0] - src->iter_start < src->iter_size;
 		return nr;
 	}
@@ -544,14 +538,14 @@ bool notrace fsm_record_event_to(struct fsm_inst *inst,
  */
 bool notrace fsm_tracing_is_on(struct trace_array *tr)
 {
-	return !fsm_k_tracing_is_on || fsm_k_tracing_is_on(tr);
+	return !fsm_ks.tracer_tracing_is_on || fsm_ks.tracer_tracing_is_on(tr);
 }
 NOKPROBE_SYMBOL(fsm_tracing_is_on);
 
 /* Whether fsm_tracing_is_on() can tell. Context: any, after init. */
 bool fsm_tracing_state_known(void)
 {
-	return fsm_k_tracing_is_on;
+	return fsm_ks.tracer_tracing_is_on;
 }
 
 /*
@@ -1156,10 +1150,8 @@ int fsm_events_init(void)
 	fsm_kstacks = alloc_percpu(struct fsm_kstacks);
 	if (!fsm_kstacks)
 		return -ENOMEM;
-	fsm_k_save_regs = fsm_compat_ksym("stack_trace_save_regs", true);
-	if (!fsm_k_save_regs)
+	if (!fsm_ks.stack_trace_save_regs)
 		pr_info("stack_trace_save_regs not found: stack captures walk the module's own frames (slower)\n");
-	fsm_k_tracing_is_on = fsm_compat_ksym("tracer_tracing_is_on", true);
 	fsm_set_output(&event_stack_id, &fsm_sid_funcs, fsm_sid_trace,
 		       fsm_sid_raw);
 	fsm_set_output(&event_stack_id_user, &fsm_sidu_funcs, fsm_sid_trace,

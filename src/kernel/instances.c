@@ -38,7 +38,7 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 
-#include "compat.h"
+#include "compat/compat.h"
 #include "tracing.h"
 #include "ustack.h"
 

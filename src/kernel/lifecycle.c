@@ -71,7 +71,7 @@
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
-#include "compat.h"
+#include "compat/compat.h"
 #include "tracing.h"
 #include "ustack.h"
 

@@ -20,7 +20,7 @@
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 
-#include "compat.h"
+#include "compat/compat.h"
 #include "fsm.h"
 #include "param.h"
 #include "tracing.h"

@@ -55,7 +55,7 @@
 #include <ftrace_stackmap/abi.h>
 #include <ftrace_stackmap/ustack_abi.h>
 
-#include "compat.h"
+#include "compat/compat.h"
 #include "tracing.h"
 #include "ustack_arch.h"
 #include "ustack.h"

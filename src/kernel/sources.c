@@ -76,7 +76,7 @@
 #include <linux/tracepoint.h>
 #include <linux/workqueue.h>
 
-#include "compat.h"
+#include "compat/compat.h"
 #include "tracing.h"
 
 /* One-line messages, @who names the interface (node or parameter). */

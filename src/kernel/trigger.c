@@ -17,7 +17,7 @@
  *
  * How it gets in (6.1): register_event_command() is __init and not
  * exported, and struct event_command is not in the public headers. So:
- * - the layouts are checked at build time (compat_layouts.h); without them
+ * - the layouts are checked at build time (compat/layouts.h); without them
  *   the trigger is built out and dmesg says why at load;
  * - the static trigger_commands list, trigger_cmd_mutex, event_mutex and
  *   the kernel's own trigger_stacktrace_cmd are found through kallsyms
@@ -71,8 +71,9 @@
 #include <linux/tracepoint.h>
 #include <linux/utsname.h>
 
-#include "compat.h"
-#include "compat_layouts.h"
+#include "compat/compat.h"
+#include "compat/ksyms.h"
+#include "compat/layouts.h"
 #include "tracing.h"
 #include "ustack.h"
 
@@ -200,15 +201,7 @@ static void fsm_probe_warn(void)
 
 #if FSM_HAVE_KL_TRIGGER
 
-/* Kernel objects found through kallsyms at load (see the top comment). */
-static struct list_head *fsm_k_commands;
-static struct mutex *fsm_k_cmd_mutex;
-static struct mutex *fsm_k_event_mutex;
-static struct trace_event_file *(*fsm_k_find_event_file)(struct trace_array *tr,
-							  const char *system,
-							  const char *event);
 /* stacktrace's callbacks, reused */
-static struct fsm_kl_command *fsm_k_st;
 static int (*fsm_k_init)(struct fsm_kl_trigger_data *data);
 static void (*fsm_k_free)(struct fsm_kl_trigger_data *data);
 /* free_event_filter(), for the rmmod path (NULL: free one by one) */
@@ -458,11 +451,10 @@ static bool notrace fsm_trig_will_post(struct fsm_kl_trigger_data *data,
  * NULL when the symbol is not found (then such hits write an id record
  * whose source record is missing; said at load).
  */
-static struct trace_buffer **fsm_k_temp_buffer;
 
 static bool notrace fsm_trig_temp_buffer(struct trace_buffer *buffer)
 {
-	return fsm_k_temp_buffer && buffer == READ_ONCE(*fsm_k_temp_buffer);
+	return fsm_ks.temp_buffer && buffer == READ_ONCE(*fsm_ks.temp_buffer);
 }
 
 /*
@@ -634,7 +626,7 @@ static void fsm_trig_comp_free(struct fsm_kl_trigger_data *data)
 {
 	struct fsm_trig *t = container_of(data, struct fsm_trig, comp);
 
-	lockdep_assert_held(fsm_k_event_mutex);
+	lockdep_assert_held(fsm_ks.event_mutex);
 	WRITE_ONCE(t->comp_on, false);
 	/*
 	 * rmdir (clear_event_triggers()) unlinks us and calls this before
@@ -773,12 +765,12 @@ static void fsm_trig_free(struct fsm_kl_trigger_data *data)
 	struct fsm_trig *t = data->private_data;
 	bool last = data->ref == 1;
 
-	lockdep_assert_held(fsm_k_event_mutex);
+	lockdep_assert_held(fsm_ks.event_mutex);
 	if (last) {
 		list_del_init(&t->node);
 		/* the companion goes too (its free clears comp_on) */
 		if (t->comp_on)
-			fsm_k_st->unreg(FSM_TRIG_NAME, &t->comp, t->file);
+			fsm_ks.trigger_stacktrace_cmd->unreg(FSM_TRIG_NAME, &t->comp, t->file);
 	}
 	if (last && fsm_trig_exiting && fsm_k_free_filter) {
 		/*
@@ -862,7 +854,7 @@ static int fsm_trig_parse(struct fsm_kl_command *cmd,
 	char *text;
 	int ret;
 
-	lockdep_assert_held(fsm_k_event_mutex);
+	lockdep_assert_held(fsm_ks.event_mutex);
 	/* the kernel's parser cuts the text (strsep): keep it for dmesg */
 	text = param_and_filter ? kstrdup(param_and_filter, GFP_KERNEL) : NULL;
 	fsm_parse_user = false;
@@ -877,7 +869,7 @@ static int fsm_trig_parse(struct fsm_kl_command *cmd,
 			p = NULL;
 	}
 	fsm_reg_said = false;
-	ret = fsm_k_st->parse(cmd, file, glob, cmdstr, p);
+	ret = fsm_ks.trigger_stacktrace_cmd->parse(cmd, file, glob, cmdstr, p);
 	fsm_parse_user = false;
 	/* ":N" past unsigned long: kstrtoul()'s -ERANGE is bad input too */
 	if (ret == -ERANGE)
@@ -912,7 +904,7 @@ static void fsm_trig_comp_reg(struct fsm_trig *t)
 	c->private_data = t;
 	INIT_LIST_HEAD(&c->list);
 	INIT_LIST_HEAD(&c->named_list);
-	if (WARN_ON_ONCE(fsm_k_st->reg(FSM_TRIG_NAME, c, t->file)))
+	if (WARN_ON_ONCE(fsm_ks.trigger_stacktrace_cmd->reg(FSM_TRIG_NAME, c, t->file)))
 		return;
 	/*
 	 * A kernel invariant the rmdir path relies on (6.1): register_trigger()
@@ -942,7 +934,7 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	struct fsm_trig *t;
 	int ret;
 
-	lockdep_assert_held(fsm_k_event_mutex);
+	lockdep_assert_held(fsm_ks.event_mutex);
 	if (!strcmp(call->class->system, "stackmap")) {
 		/* our records commit through stack_id: it would call itself */
 		pr_warn_ratelimited("stackmap:%s: no stackmap trigger on the module's own events\n",
@@ -957,7 +949,7 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	list_for_each_entry(test, &file->triggers, list)
 		if (test->cmd_ops->trigger_type == data->cmd_ops->trigger_type)
 			return -EEXIST;
-	sid = fsm_k_find_event_file(file->tr, "stackmap", "stack_id");
+	sid = fsm_ks.find_event_file(file->tr, "stackmap", "stack_id");
 	if (!sid)
 		return -ENODEV;
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
@@ -1023,7 +1015,7 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	 */
 	data->private_data = t;
 	list_add(&t->node, &fsm_trigs);
-	ret = fsm_k_st->reg(glob, data, file);
+	ret = fsm_ks.trigger_stacktrace_cmd->reg(glob, data, file);
 	if (!ret) {
 		fsm_trig_comp_reg(t);
 		return 0;
@@ -1041,11 +1033,12 @@ fail:
 
 static void fsm_trig_resolve_temp_buffer(void)
 {
-	if (fsm_k_temp_buffer)
+	static bool said;
+
+	if (fsm_ks.temp_buffer || said)
 		return;
-	fsm_k_temp_buffer = fsm_compat_ksym("temp_buffer", false);
-	if (!fsm_k_temp_buffer)
-		pr_warn("kallsyms: no temp_buffer: a record made while tracing is off may still get an id record\n");
+	said = true;
+	pr_warn("kallsyms: no temp_buffer: a record made while tracing is off may still get an id record\n");
 }
 
 /* Resolve and check everything. Return: NULL, or why not (for dmesg). */
@@ -1067,38 +1060,33 @@ static const char *fsm_trig_resolve(void)
 			FSM_KL_RELEASE, init_utsname()->release);
 		return "";
 	}
-	fsm_k_commands = fsm_compat_ksym("trigger_commands", false);
-	fsm_k_cmd_mutex = fsm_compat_ksym("trigger_cmd_mutex", false);
-	fsm_k_event_mutex = fsm_compat_ksym("event_mutex", false);
-	fsm_k_st = fsm_compat_ksym("trigger_stacktrace_cmd", false);
-	fsm_k_find_event_file = fsm_compat_ksym("find_event_file", true);
 	fsm_trig_resolve_temp_buffer();
-	if (!fsm_k_commands || !fsm_k_cmd_mutex || !fsm_k_event_mutex ||
-	    !fsm_k_st || !fsm_k_find_event_file)
+	if (!fsm_ks.trigger_commands || !fsm_ks.trigger_cmd_mutex || !fsm_ks.event_mutex ||
+	    !fsm_ks.trigger_stacktrace_cmd || !fsm_ks.find_event_file)
 		return "kallsyms: trigger_commands, trigger_cmd_mutex, event_mutex, trigger_stacktrace_cmd or find_event_file not found";
-	if (strcmp(fsm_k_st->name, "stacktrace") ||
-	    fsm_k_st->trigger_type != ETT_STACKTRACE ||
-	    fsm_k_st->flags != FSM_KL_CMD_FL_POST_TRIGGER)
+	if (strcmp(fsm_ks.trigger_stacktrace_cmd->name, "stacktrace") ||
+	    fsm_ks.trigger_stacktrace_cmd->trigger_type != ETT_STACKTRACE ||
+	    fsm_ks.trigger_stacktrace_cmd->flags != FSM_KL_CMD_FL_POST_TRIGGER)
 		return "trigger_stacktrace_cmd is not the stacktrace command this module knows";
-	if (!fsm_compat_call_target_ok("stacktrace parse", fsm_k_st->parse) ||
-	    !fsm_compat_call_target_ok("stacktrace reg", fsm_k_st->reg) ||
-	    !fsm_compat_call_target_ok("stacktrace unreg", fsm_k_st->unreg) ||
+	if (!fsm_compat_call_target_ok("stacktrace parse", fsm_ks.trigger_stacktrace_cmd->parse) ||
+	    !fsm_compat_call_target_ok("stacktrace reg", fsm_ks.trigger_stacktrace_cmd->reg) ||
+	    !fsm_compat_call_target_ok("stacktrace unreg", fsm_ks.trigger_stacktrace_cmd->unreg) ||
 	    !fsm_compat_call_target_ok("stacktrace set_filter",
-				       fsm_k_st->set_filter) ||
+				       fsm_ks.trigger_stacktrace_cmd->set_filter) ||
 	    !fsm_compat_call_target_ok("stacktrace get_trigger_ops",
-				       fsm_k_st->get_trigger_ops))
+				       fsm_ks.trigger_stacktrace_cmd->get_trigger_ops))
 		return "a stacktrace callback cannot be called from here";
-	if (fsm_k_st->unreg_all &&
+	if (fsm_ks.trigger_stacktrace_cmd->unreg_all &&
 	    !fsm_compat_call_target_ok("stacktrace unreg_all",
-				       fsm_k_st->unreg_all))
+				       fsm_ks.trigger_stacktrace_cmd->unreg_all))
 		return "stacktrace's unreg_all cannot be called from here";
-	st_ops = fsm_k_st->get_trigger_ops("stacktrace", NULL);
+	st_ops = fsm_ks.trigger_stacktrace_cmd->get_trigger_ops("stacktrace", NULL);
 	if (!st_ops || !fsm_compat_call_target_ok("event_trigger_init", st_ops->init) ||
 	    !fsm_compat_call_target_ok("event_trigger_free", st_ops->free))
 		return "stacktrace's trigger ops have no usable init/free";
 	fsm_k_init = st_ops->init;
 	fsm_k_free = st_ops->free;
-	fsm_k_free_filter = fsm_compat_ksym("free_event_filter", true);
+	fsm_k_free_filter = fsm_ks.free_event_filter;
 	if (fsm_k_free_filter &&
 	    !fsm_compat_call_target_ok("free_event_filter", fsm_k_free_filter))
 		fsm_k_free_filter = NULL;
@@ -1106,10 +1094,10 @@ static const char *fsm_trig_resolve(void)
 		pr_info("free_event_filter not found: rmmod frees stackmap triggers one by one (slower)\n");
 
 	/* the list we found is the one stacktrace is on */
-	mutex_lock(fsm_k_cmd_mutex);
-	list_for_each_entry(p, fsm_k_commands, list)
-		listed |= p == fsm_k_st;
-	mutex_unlock(fsm_k_cmd_mutex);
+	mutex_lock(fsm_ks.trigger_cmd_mutex);
+	list_for_each_entry(p, fsm_ks.trigger_commands, list)
+		listed |= p == fsm_ks.trigger_stacktrace_cmd;
+	mutex_unlock(fsm_ks.trigger_cmd_mutex);
 	if (!listed)
 		return "trigger_stacktrace_cmd is not on trigger_commands";
 
@@ -1152,24 +1140,24 @@ void fsm_trigger_init(void)
 	fsm_cmd.flags = FSM_KL_CMD_FL_POST_TRIGGER;
 	fsm_cmd.parse = fsm_trig_parse;
 	fsm_cmd.reg = fsm_trig_reg;
-	fsm_cmd.unreg = fsm_k_st->unreg;
-	fsm_cmd.unreg_all = fsm_k_st->unreg_all;	/* NULL in 6.1 */
-	fsm_cmd.set_filter = fsm_k_st->set_filter;
+	fsm_cmd.unreg = fsm_ks.trigger_stacktrace_cmd->unreg;
+	fsm_cmd.unreg_all = fsm_ks.trigger_stacktrace_cmd->unreg_all;	/* NULL in 6.1 */
+	fsm_cmd.set_filter = fsm_ks.trigger_stacktrace_cmd->set_filter;
 	fsm_cmd.get_trigger_ops = fsm_trig_get_ops;
 
 	/* register_event_command(), plus the check of the type bit */
-	mutex_lock(fsm_k_cmd_mutex);
-	list_for_each_entry(p, fsm_k_commands, list) {
+	mutex_lock(fsm_ks.trigger_cmd_mutex);
+	list_for_each_entry(p, fsm_ks.trigger_commands, list) {
 		if (!strcmp(p->name, FSM_TRIG_NAME))
 			why = "a trigger named stackmap exists";
 		else if (p->trigger_type & type)
 			why = "the trigger type bit after ETT_EVENT_EPROBE is taken";
 	}
 	if (!why) {
-		list_add(&fsm_cmd.list, fsm_k_commands);
+		list_add(&fsm_cmd.list, fsm_ks.trigger_commands);
 		fsm_cmd_on = true;
 	}
-	mutex_unlock(fsm_k_cmd_mutex);
+	mutex_unlock(fsm_ks.trigger_cmd_mutex);
 	if (why)
 		pr_warn("no stackmap trigger: %s\n", why);
 }
@@ -1186,11 +1174,11 @@ void fsm_trigger_exit(void)
 	struct fsm_trig *t, *n;
 
 	if (fsm_cmd_on) {
-		mutex_lock(fsm_k_event_mutex);
-		mutex_lock(fsm_k_cmd_mutex);
+		mutex_lock(fsm_ks.event_mutex);
+		mutex_lock(fsm_ks.trigger_cmd_mutex);
 		list_del_init(&fsm_cmd.list);
 		fsm_cmd_on = false;
-		mutex_unlock(fsm_k_cmd_mutex);
+		mutex_unlock(fsm_ks.trigger_cmd_mutex);
 		/*
 		 * Each unreg ends in fsm_trig_free(), which unlinks it and,
 		 * while fsm_trig_exiting, queues it on fsm_trigs_dead instead
@@ -1206,7 +1194,7 @@ void fsm_trigger_exit(void)
 				list_del_init(first);	/* not found: leak */
 		}
 		fsm_trig_exiting = false;
-		mutex_unlock(fsm_k_event_mutex);
+		mutex_unlock(fsm_ks.event_mutex);
 		/*
 		 * No trigger callback, parse or print of ours runs after
 		 * this: every data left its event's list (list_del_rcu) before;
@@ -1357,12 +1345,6 @@ static bool fsm_srct_ready;
  * are hard requirements of the trigger path: without them (kallsyms, or
  * a call target this module may not use) sources are tracepoint probes.
  */
-static void (*fsm_k_event_file_get)(struct trace_event_file *file);
-static void (*fsm_k_buf_enable)(void);	/* trace_buffered_event_enable */
-static void (*fsm_k_buf_disable)(void);	/* trace_buffered_event_disable */
-static void (*fsm_k_event_file_put)(struct trace_event_file *file);
-static bool *fsm_k_kprobes_disarmed;
-static void (*fsm_k_update_cond)(struct trace_event_file *file);
 static unsigned long fsm_srct_trim_start, fsm_srct_trim_size;
 
 static void notrace fsm_srct_judge(struct fsm_kl_trigger_data *data,
@@ -1444,11 +1426,11 @@ static int fsm_srct_print(struct seq_file *m, struct fsm_kl_trigger_data *data)
 			return 0;
 	seq_puts(m, "# Available triggers:\n");
 	seq_putc(m, '#');
-	mutex_lock(fsm_k_cmd_mutex);
-	list_for_each_entry_reverse(p, fsm_k_commands, list)
+	mutex_lock(fsm_ks.trigger_cmd_mutex);
+	list_for_each_entry_reverse(p, fsm_ks.trigger_commands, list)
 		seq_printf(m, " %s", p->name);
 	seq_putc(m, '\n');
-	mutex_unlock(fsm_k_cmd_mutex);
+	mutex_unlock(fsm_ks.trigger_cmd_mutex);
 	return 0;
 }
 
@@ -1463,7 +1445,7 @@ static void fsm_srct_free_data(struct fsm_kl_trigger_data *data)
 	struct fsm_src_trig *st = data->private_data;
 	struct trace_event_file *file = st->src->file;
 
-	lockdep_assert_held(fsm_k_event_mutex);
+	lockdep_assert_held(fsm_ks.event_mutex);
 	pr_warn_ratelimited("source %s: taken off its event by the kernel (kprobes disarmed?)\n",
 			    st->src->name);
 	/*
@@ -1534,8 +1516,8 @@ int fsm_srctrig_prepare(struct fsm_src *src)
 	src->iter_start = fsm_srct_trim_start;
 	src->iter_size = fsm_srct_trim_size;
 	/* resolution holds the event directory's lock: the file is alive */
-	if (fsm_k_event_file_get) {
-		fsm_k_event_file_get(src->file);
+	if (fsm_ks.event_file_get) {
+		fsm_ks.event_file_get(src->file);
 		st->pinned = true;
 	}
 	src->trig = st;
@@ -1555,7 +1537,7 @@ static void fsm_srct_link_locked(struct fsm_src_trig *st)
 
 	list_add_tail_rcu(&st->judge.list, &file->triggers);
 	list_add_tail_rcu(&st->post.list, &file->triggers);
-	fsm_k_update_cond(file);
+	fsm_ks.update_cond_flag(file);
 	st->linked = true;
 }
 
@@ -1573,7 +1555,7 @@ static void fsm_srct_unlink_locked(struct fsm_src_trig *st)
 
 	list_del_rcu(&st->post.list);
 	list_del_rcu(&st->judge.list);
-	fsm_k_update_cond(file);
+	fsm_ks.update_cond_flag(file);
 	st->linked = false;
 }
 
@@ -1587,7 +1569,7 @@ static void fsm_srct_unlink_locked(struct fsm_src_trig *st)
  */
 int fsm_srctrig_link(struct fsm_src *src)
 {
-	lockdep_assert_held(fsm_k_event_mutex);
+	lockdep_assert_held(fsm_ks.event_mutex);
 	if ((src->trig->linked && !src->trig->inert) ||
 	    READ_ONCE(src->gone) || src->trig->freed)
 		return 0;
@@ -1597,7 +1579,7 @@ int fsm_srctrig_link(struct fsm_src *src)
 		fsm_sources_gone_kick();
 		return 0;
 	}
-	if (fsm_k_kprobes_disarmed && READ_ONCE(*fsm_k_kprobes_disarmed)) {
+	if (fsm_ks.kprobes_all_disarmed && READ_ONCE(*fsm_ks.kprobes_all_disarmed)) {
 		pr_warn_ratelimited("source %s: not attached: kprobes are disarmed (debug/kprobes/enabled), the removal hooks would not run\n",
 				    src->name);
 		return 0;
@@ -1609,7 +1591,7 @@ int fsm_srctrig_link(struct fsm_src *src)
 	}
 	/* what clear_event_triggers() would drop for us (see above) */
 	for (; src->trig->paid < 2; src->trig->paid++)
-		fsm_k_buf_enable();
+		fsm_ks.trace_buffered_event_enable();
 	fsm_srct_link_locked(src->trig);
 	return 0;
 }
@@ -1617,9 +1599,9 @@ int fsm_srctrig_link(struct fsm_src *src)
 /* Give the counts of buffered events back. Context: task, event_mutex. */
 static void fsm_srct_repay_locked(struct fsm_src_trig *st)
 {
-	lockdep_assert_held(fsm_k_event_mutex);
+	lockdep_assert_held(fsm_ks.event_mutex);
 	for (; st->paid; st->paid--)
-		fsm_k_buf_disable();
+		fsm_ks.trace_buffered_event_disable();
 }
 
 /**
@@ -1635,7 +1617,7 @@ void fsm_srctrig_unlink(struct fsm_src *src)
 {
 	if (!src->trig || !src->trig->linked)
 		return;
-	lockdep_assert_held(fsm_k_event_mutex);
+	lockdep_assert_held(fsm_ks.event_mutex);
 	fsm_srct_unlink_locked(src->trig);
 	WRITE_ONCE(src->trig->inert, false);
 	fsm_srct_repay_locked(src->trig);
@@ -1667,7 +1649,7 @@ void fsm_srctrig_quiesce(struct fsm_src *src)
 {
 	if (!src->trig || !src->trig->linked)
 		return;
-	lockdep_assert_held(fsm_k_event_mutex);
+	lockdep_assert_held(fsm_ks.event_mutex);
 	WRITE_ONCE(src->trig->inert, true);
 	fsm_sources_gone_kick();
 }
@@ -1694,20 +1676,20 @@ void fsm_srctrig_free(struct fsm_src *src)
 		 */
 		bool linked;
 
-		mutex_lock(fsm_k_event_mutex);
+		mutex_lock(fsm_ks.event_mutex);
 		linked = st->linked;
 		if (linked) {
 			WARN_ON_ONCE(!READ_ONCE(st->inert));
 			fsm_srct_unlink_locked(st);
 		}
 		fsm_srct_repay_locked(st);
-		mutex_unlock(fsm_k_event_mutex);
+		mutex_unlock(fsm_ks.event_mutex);
 		if (linked)
 			tracepoint_synchronize_unregister();
 	}
 	fsm_verdict_clear(&fsm_src_verdicts, (unsigned long)st);
 	if (st->pinned)
-		fsm_k_event_file_put(src->file);
+		fsm_ks.event_file_put(src->file);
 	kfree(st);
 	src->trig = NULL;
 }
@@ -1849,32 +1831,23 @@ static const char *fsm_srct_resolve(void)
 
 	if (strcmp(FSM_KL_RELEASE, init_utsname()->release))
 		return "trigger layouts generated for another kernel";
-	fsm_k_commands = fsm_compat_ksym("trigger_commands", false);
-	fsm_k_cmd_mutex = fsm_compat_ksym("trigger_cmd_mutex", false);
-	fsm_k_event_mutex = fsm_compat_ksym("event_mutex", false);
-	fsm_k_update_cond = fsm_compat_ksym("update_cond_flag", true);
-	fsm_k_kprobes_disarmed = fsm_compat_ksym("kprobes_all_disarmed", false);
-	fsm_k_event_file_get = fsm_compat_ksym("event_file_get", true);
-	fsm_k_event_file_put = fsm_compat_ksym("event_file_put", true);
-	fsm_k_buf_enable = fsm_compat_ksym("trace_buffered_event_enable", true);
-	fsm_k_buf_disable = fsm_compat_ksym("trace_buffered_event_disable", true);
-	if (!fsm_k_buf_enable || !fsm_k_buf_disable ||
+	if (!fsm_ks.trace_buffered_event_enable || !fsm_ks.trace_buffered_event_disable ||
 	    !fsm_compat_call_target_ok("trace_buffered_event_enable",
-				       fsm_k_buf_enable) ||
+				       fsm_ks.trace_buffered_event_enable) ||
 	    !fsm_compat_call_target_ok("trace_buffered_event_disable",
-				       fsm_k_buf_disable))
+				       fsm_ks.trace_buffered_event_disable))
 		return "kallsyms: trace_buffered_event_enable or trace_buffered_event_disable not found";
-	if (!fsm_k_event_file_get || !fsm_k_event_file_put ||
-	    !fsm_compat_call_target_ok("event_file_get", fsm_k_event_file_get) ||
-	    !fsm_compat_call_target_ok("event_file_put", fsm_k_event_file_put))
+	if (!fsm_ks.event_file_get || !fsm_ks.event_file_put ||
+	    !fsm_compat_call_target_ok("event_file_get", fsm_ks.event_file_get) ||
+	    !fsm_compat_call_target_ok("event_file_put", fsm_ks.event_file_put))
 		return "kallsyms: event_file_get or event_file_put not found: event files cannot be pinned";
-	if (!fsm_k_kprobes_disarmed)
+	if (!fsm_ks.kprobes_all_disarmed)
 		return "kallsyms: kprobes_all_disarmed not found";
 	fsm_trig_resolve_temp_buffer();
-	if (!fsm_k_commands || !fsm_k_cmd_mutex || !fsm_k_event_mutex ||
-	    !fsm_k_update_cond)
+	if (!fsm_ks.trigger_commands || !fsm_ks.trigger_cmd_mutex || !fsm_ks.event_mutex ||
+	    !fsm_ks.update_cond_flag)
 		return "kallsyms: trigger_commands, trigger_cmd_mutex, event_mutex or update_cond_flag not found";
-	if (!fsm_compat_call_target_ok("update_cond_flag", fsm_k_update_cond))
+	if (!fsm_compat_call_target_ok("update_cond_flag", fsm_ks.update_cond_flag))
 		return "update_cond_flag cannot be called from here";
 	size = fsm_compat_symbol_size((unsigned long)event_triggers_post_call,
 				      &start);
@@ -1883,11 +1856,11 @@ static const char *fsm_srct_resolve(void)
 	fsm_srct_trim_start = start;
 	fsm_srct_trim_size = size;
 
-	mutex_lock(fsm_k_cmd_mutex);
-	list_for_each_entry(p, fsm_k_commands, list)
+	mutex_lock(fsm_ks.trigger_cmd_mutex);
+	list_for_each_entry(p, fsm_ks.trigger_commands, list)
 		if (p->trigger_type & (jt | pt))
 			why = "the trigger type bits of sources are taken";
-	mutex_unlock(fsm_k_cmd_mutex);
+	mutex_unlock(fsm_ks.trigger_cmd_mutex);
 	if (why)
 		return why;
 	fsm_srct_jcmd.trigger_type = jt;
@@ -1951,13 +1924,13 @@ void fsm_srctrig_exit(void)
 void fsm_event_lock(void)
 {
 	if (fsm_srctrig_on())
-		mutex_lock(fsm_k_event_mutex);
+		mutex_lock(fsm_ks.event_mutex);
 }
 
 void fsm_event_unlock(void)
 {
 	if (fsm_srctrig_on())
-		mutex_unlock(fsm_k_event_mutex);
+		mutex_unlock(fsm_ks.event_mutex);
 }
 
 #else /* !FSM_HAVE_KL_TRIGGER */

@@ -46,7 +46,7 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
-#include "compat.h"
+#include "compat/compat.h"
 #include "ustack_internal.h"
 
 

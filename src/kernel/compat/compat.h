@@ -273,7 +273,8 @@ typedef void (*fsm_dir_event_fn)(const struct qstr *name, enum fsm_dir_event ev)
  * once through a kprobe at fsm_compat_init() (a kprobe cannot be put on a
  * data symbol, hence this two-step way). The caller checks what it got
  * (names can be ambiguous for static symbols) and says why in dmesg when
- * it gives up.
+ * it gives up. Used by compat/ksyms.c only: the rest of the module reads
+ * the cached symbols of struct fsm_ksyms.
  * Context: task. Return: the address, or NULL.
  */
 void *fsm_compat_ksym(const char *name, bool func);
@@ -350,7 +351,7 @@ task_work_func_t fsm_compat_kfree_task_work(void);
  * output callback tr->trace_flags & TRACE_ITER_SYM_MASK as "flags"; the
  * TRACE_ITER_* bits are private to kernel/trace/trace.h. Their values are
  * read at build time from the target kernel (scripts/kernel-layouts,
- * compat_layouts.h: its BTF or its source tree); when that was
+ * compat/layouts.h: its BTF or its source tree); when that was
  * not possible the build says why, fsm_compat_announce() says it in dmesg,
  * and symbols are printed with their offsets whatever the options are.
  */
