@@ -21,6 +21,7 @@
 #include <linux/string.h>
 
 #include "compat/compat.h"
+#include "compat/ksyms.h"
 #include "fsm.h"
 #include "param.h"
 #include "tracing.h"
@@ -109,6 +110,7 @@ static void fsm_teardown(void);
 
 static int __init fsm_init(void)
 {
+	const struct fsm_src_ops *ops;
 	int ret;
 
 	fsm_map_init();
@@ -143,16 +145,20 @@ static int __init fsm_init(void)
 	 * that cannot be registered is not a load failure.
 	 */
 	fsm_compat_init(fsm_force_debugfs);
+	fsm_ksyms_init();	/* every other borrowed kernel symbol, once */
 	ret = fsm_nodes_init();
 	if (!ret)
 		ret = fsm_lifecycle_init();
 	if (!ret)
 		ret = fsm_events_init();
 	if (!ret)
+		ret = fsm_record_init();
+	if (!ret)
 		ret = fsm_sources_init();
 	if (!ret) {
-		/* before any source is resolved */
-		fsm_srctrig_init(fsm_force_probe_sources);
+		/* the source backend, before any source is resolved */
+		ops = fsm_src_trig_init(fsm_force_probe_sources);
+		fsm_sources_set_ops(ops ?: fsm_src_probe_init());
 		ret = fsm_lifecycle_start();
 	}
 	if (ret) {
@@ -173,11 +179,13 @@ static void fsm_teardown(void)
 {
 	fsm_trigger_exit();	/* triggers first: they reach every instance */
 	fsm_lifecycle_stop();	/* no instance made or reaped; probes detached */
-	fsm_srctrig_exit();	/* no source is linked: the removal hooks go */
+	fsm_src_trig_exit();	/* no source is linked: the removal hooks go */
 	fsm_sources_exit();	/* the module notifier */
 	fsm_lifecycle_exit();	/* instances freed, nodes removed */
+	fsm_record_exit();
 	fsm_events_exit();
 	fsm_nodes_exit();
+	fsm_ksyms_exit();
 	fsm_compat_exit();
 	fsm_inst_registry_exit();
 	fsm_ustack_exit();	/* no probe left: wait for queued user walks */

@@ -25,13 +25,13 @@
  * replay only ever adds events that appeared since (FSM_SRC_FOLLOW: '!'
  * tokens remove from what the replay adds, never from the set). The replay
  * runs from a work item (fsm_sources_follow_fn()), kicked by a kretprobe
- * on trace_add_event_call() (trigger.c) and by the module notifier at
+ * on trace_add_event_call() (src_trig.c) and by the module notifier at
  * MODULE_STATE_LIVE: both come after the event's files exist in every
  * instance, so the work sees them; a kick while the work runs queues it
  * again.
  *
  * Every event type qualifies (issue 9 item 1) when sources go through
- * trigger data (trigger.c, "Sources through hidden trigger data"):
+ * trigger data (src_trig.c):
  * tracepoint, syscall, kprobe/kretprobe, uprobe, synthetic and eprobe
  * events, as they all commit through trace_event_buffer_commit(); the
  * event's filter, soft disable and pid filter decide, record by record,
@@ -39,7 +39,7 @@
  * skipped by wildcards): ftrace's own events (IGNORE_ENABLE) and this
  * module's events. Without the trigger layouts or the removal hooks,
  * sources fall back to a tracepoint probe: tracepoint events only, filters
- * not seen (the old path, events.c fsm_probe()).
+ * not seen (src_probe.c, fsm_probe()).
  *
  * Resolution never takes a reference on the instance: trace_get_event_file()
  * would (a trace_array reference), and a concurrent rmdir of the instance
@@ -51,7 +51,7 @@
  * A resolved source keeps a pointer to the event's trace_event_file in the
  * instance (not a reference: that would block rmdir, and a dynamic event's
  * removal). It is dereferenced only while valid:
- * - the instance: the clear_event_triggers() hook (trigger.c) unlinks the
+ * - the instance: the clear_event_triggers() hook (src_trig.c) unlinks the
  *   trigger data of its sources and marks them gone before rmdir frees
  *   the files (the tracepoint path: our probes are detached by the
  *   kernel's UNREGISTER first);
@@ -77,6 +77,7 @@
 #include <linux/workqueue.h>
 
 #include "compat/compat.h"
+#include "compat/ksyms.h"
 #include "tracing.h"
 
 /* One-line messages, @who names the interface (node or parameter). */
@@ -165,15 +166,150 @@ static bool fsm_src_match(const struct fsm_tok *t, const struct fsm_src *src)
 DEFINE_SPINLOCK(fsm_src_pending_lock);
 static LIST_HEAD(fsm_src_pending);
 /*
- * Every source of the trigger path from its resolution to its free
+ * Every source of the trigger backend from its resolution to its free
  * (src->all; written under fsm_src_pending_lock, read under RCU): the
- * removal hooks of trigger.c look up the sources of a removed dynamic
+ * removal hooks of src_trig.c look up the sources of a removed dynamic
  * event or instance there, from an int3 handler (NMI-like: no lock). A
  * source is added while the event directory's inode lock is held (the
  * event cannot be removed before it is on the list) and removed only
  * when freed, one grace period before its memory goes.
  */
 LIST_HEAD(fsm_src_all);
+
+/*
+ * The source backend of this load (struct fsm_src_ops): chosen by main.c
+ * before any source is resolved (fsm_sources_set_ops()), never changed.
+ * Each source keeps the ops it was made with (src->ops).
+ */
+static const struct fsm_src_ops *fsm_src_ops;
+
+/**
+ * fsm_sources_set_ops - the backend that attaches the sources of this load.
+ * @ops: src_trig.c's or src_probe.c's
+ *
+ * Context: task (module init), before any source is resolved.
+ */
+void fsm_sources_set_ops(const struct fsm_src_ops *ops)
+{
+	fsm_src_ops = ops;
+}
+
+/**
+ * fsm_event_lock - take event_mutex if the backend needs it.
+ *
+ * A backend that changes the events' trigger lists (src_trig.c) needs
+ * event_mutex, the lock of every writer of those lists, around attach,
+ * detach and tidy; the order is event_mutex -> fsm_mutex. A tracepoint
+ * probe needs none, and then the lock is not taken at all.
+ * Context: task; fsm_mutex not held.
+ */
+void fsm_event_lock(void)
+{
+	if (fsm_src_ops && fsm_src_ops->event_locked)
+		fsm_compat_event_lock();
+}
+
+/* Undo fsm_event_lock(). Context: task. */
+void fsm_event_unlock(void)
+{
+	if (fsm_src_ops && fsm_src_ops->event_locked)
+		fsm_compat_event_unlock();
+}
+
+/**
+ * fsm_src_attach_locked - attach a source through its backend.
+ * @src: source of an instance that is recording
+ *
+ * A backend may decline without an error (a source whose event or
+ * instance is gone: the work that drops it comes); the source then counts
+ * as attached, as it always did.
+ * Context: task, fsm_mutex held; event_mutex too if the backend needs it
+ * (fsm_event_lock(), or the kernel's .reg callback).
+ * Return: 0, or the backend's error (tracepoint_probe_register_prio()'s).
+ */
+int fsm_src_attach_locked(struct fsm_src *src)
+{
+	int ret;
+
+	lockdep_assert_held(&fsm_mutex);
+	if (src->attached)
+		return 0;
+	ret = src->ops->attach(src);
+	if (!ret)
+		src->attached = true;
+	return ret;
+}
+
+/**
+ * fsm_src_detach_locked - detach a source through its backend.
+ * @src: source
+ *
+ * Its callback may still be running on other CPUs when this returns: call
+ * tracepoint_synchronize_unregister() before freeing @src or its instance.
+ * Context: task, fsm_mutex held (and event_mutex as for attaching).
+ */
+void fsm_src_detach_locked(struct fsm_src *src)
+{
+	lockdep_assert_held(&fsm_mutex);
+	if (!src->attached)
+		return;
+	src->attached = false;
+	src->ops->detach(src);
+}
+
+/**
+ * fsm_sources_attach_all_locked - attach every source of @inst.
+ * @inst: instance that starts recording (inst->file set)
+ *
+ * All or nothing: on an error, those attached are detached again.
+ * Context: task, fsm_mutex held, event_mutex held (the .reg callback).
+ * Return: 0 or the first backend error.
+ */
+int fsm_sources_attach_all_locked(struct fsm_inst *inst)
+{
+	struct fsm_src *src;
+	int ret;
+
+	list_for_each_entry(src, &inst->sources, list) {
+		ret = fsm_src_attach_locked(src);
+		if (ret) {
+			fsm_sources_detach_all_locked(inst, false);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/**
+ * fsm_sources_detach_all_locked - detach every source of @inst.
+ * @inst:    instance
+ * @in_walk: the caller may be inside the kernel's walk of a trigger list
+ *           (the .reg UNREGISTER on the soft path, events.c): a backend
+ *           with a quiesce callback leaves its data on their lists,
+ *           inert, instead of taking them off (src_trig.c)
+ *
+ * Context: task, fsm_mutex held, event_mutex held.
+ */
+void fsm_sources_detach_all_locked(struct fsm_inst *inst, bool in_walk)
+{
+	struct fsm_src *src;
+
+	list_for_each_entry(src, &inst->sources, list) {
+		if (in_walk && src->ops->quiesce && src->attached) {
+			src->attached = false;
+			src->ops->quiesce(src);
+		} else {
+			fsm_src_detach_locked(src);
+		}
+	}
+}
+
+/* The backend's part of a source that is being freed (or never entered). */
+static void fsm_src_ops_free(struct fsm_src *src)
+{
+	if (src->ops && src->ops->free)
+		src->ops->free(src);
+}
 
 /* Standing patterns: at most this many tokens an instance (fsm_pat_join()) */
 #define FSM_PAT_MAX_TOKENS	256
@@ -235,7 +371,7 @@ void fsm_sources_free(struct list_head *list)
 
 	/*
 	 * Off fsm_src_all first, then one grace period: the removal hooks
-	 * (trigger.c) read that list under rcu_read_lock() only.
+	 * (src_trig.c) read that list under rcu_read_lock() only.
 	 */
 	spin_lock(&fsm_src_pending_lock);
 	list_for_each_entry(src, list, list) {
@@ -251,7 +387,7 @@ void fsm_sources_free(struct list_head *list)
 		WARN_ON_ONCE(src->attached);
 		list_del(&src->list);
 		fsm_src_unpend(src);
-		fsm_srctrig_free(src);
+		fsm_src_ops_free(src);
 		free_percpu(src->pc);
 		kfree(src);
 	}
@@ -269,8 +405,8 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 {
 	struct trace_event_call *call;
 	struct trace_event_file *file;
-	unsigned long start = 0, size;
 	struct dentry *evdir;
+	const char *why;
 	struct fsm_src *src, *s;
 	int ret = 0;
 
@@ -280,6 +416,7 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 		return -ENOMEM;
 	INIT_LIST_HEAD(&src->pending);
 	INIT_LIST_HEAD(&src->all);
+	src->ops = fsm_src_ops;
 	src->pc = alloc_percpu(struct fsm_src_pcpu);
 	if (!src->pc) {
 		kfree(src);
@@ -300,28 +437,12 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 		ret = -ENODEV;		/* instance removed (or replaced) */
 		goto out;
 	}
-	/*
-	 * The trigger path takes every event that commits through
-	 * trace_event_buffer_commit(): tracepoint, syscall, kprobe, uprobe,
-	 * synthetic and eprobe events. Without it (no trigger layouts or
-	 * hooks), only the static tracepoint events: a synthetic event has a
-	 * tracepoint too, but it is freed when the event is removed, and
-	 * nothing tells this path (the removal hooks come with the trigger
-	 * path): a probe left on it is a use after free (seen on arm64, whose
-	 * Debian kernel has no KALLSYMS_ALL, so no trigger path). Never
-	 * ftrace's own events (IGNORE_ENABLE: function, print...), which have
-	 * no triggers.
-	 */
-	if ((call->flags & TRACE_EVENT_FL_IGNORE_ENABLE) ||
-	    (!fsm_srctrig_on() &&
-	     (!(call->flags & TRACE_EVENT_FL_TRACEPOINT) ||
-	      (call->flags & TRACE_EVENT_FL_DYNAMIC)))) {
+	/* which events the backend can attach to (src_trig.c, src_probe.c) */
+	why = src->ops->refuses(call);
+	if (why) {
 		if (named)
 			fsm_warn(who, "%s:%s cannot be a source (%s)\n", sys, ev,
-				 fsm_srctrig_on() ? "an ftrace internal event" :
-				 (call->flags & TRACE_EVENT_FL_DYNAMIC) ?
-				 "a dynamic event, and sources through triggers are not available" :
-				 "no tracepoint, and sources through triggers are not available");
+				 why);
 		ret = named ? -EINVAL : 0;
 		goto out;
 	}
@@ -352,28 +473,11 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 	src->call = call;
 	src->tr = file->tr;
 	src->type = call->event.type;
-	if (fsm_srctrig_on()) {
-		/* call->module is a refcount for dynamic events (a union) */
-		if (call->flags & TRACE_EVENT_FL_DYNAMIC)
-			src->mod = NULL;
-		else
-			src->mod = call->module;
-		ret = fsm_srctrig_prepare(src);
-		if (ret) {
-			fsm_src_unpend(src);
-			goto out;
-		}
-		/* inside the inode lock: the removal hooks see it from now */
-		spin_lock(&fsm_src_pending_lock);
-		list_add_tail_rcu(&src->all, &fsm_src_all);
-		spin_unlock(&fsm_src_pending_lock);
-	} else {
-		src->tp = call->tp;
-		src->mod = call->module;
-		size = fsm_compat_symbol_size((unsigned long)call->tp->iterator,
-					      &start);
-		src->iter_start = start;
-		src->iter_size = size;
+	/* still inside the event directory's lock: the file is alive */
+	ret = src->ops->prepare(src, call);
+	if (ret) {
+		fsm_src_unpend(src);
+		goto out;
 	}
 	list_add_tail(&src->list, out);
 	src = NULL;
@@ -381,7 +485,7 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 out:
 	fsm_compat_event_file_unlock(evdir);
 	if (src) {
-		fsm_srctrig_free(src);
+		fsm_src_ops_free(src);
 		free_percpu(src->pc);
 		kfree(src);
 	}
@@ -1212,10 +1316,10 @@ static int fsm_module_notify(struct notifier_block *nb, unsigned long state,
 
 /*
  * Sources whose dynamic event was removed (FSM_SRC_GONE_EVENT, set by the
- * removal hook of trigger.c, which already took their trigger data off the
+ * removal hook of src_trig.c, which already took their trigger data off the
  * event): drop them from their instance, one dmesg line each. Also take
  * off the pairs of detached sources that were left on their lists, inert
- * (fsm_srctrig_quiesce(): a detach inside the kernel's walk of a trigger
+ * (the backend's quiesce, src_trig.c: a detach inside the kernel's walk of a trigger
  * list).
  * Context: task (system workqueue).
  */
@@ -1230,8 +1334,8 @@ static void fsm_sources_gone_fn(struct work_struct *work)
 	mutex_lock(&fsm_mutex);
 	xa_for_each(&fsm_insts, idx, inst) {
 		list_for_each_entry_safe(src, tmp, &inst->sources, list) {
-			if (!src->attached)
-				fsm_srctrig_unlink(src);	/* if left inert */
+			if (!src->attached && src->ops->tidy)
+				src->ops->tidy(src);	/* if left quiesced */
 			if (READ_ONCE(src->gone) != FSM_SRC_GONE_EVENT)
 				continue;
 			fsm_src_detach_locked(src);
@@ -1252,7 +1356,7 @@ static DECLARE_WORK(fsm_sources_gone_work, fsm_sources_gone_fn);
 
 /**
  * fsm_sources_gone_kick - some sources are FSM_SRC_GONE_EVENT: drop them.
- * Context: any (a kretprobe handler, trigger.c).
+ * Context: any (a kretprobe handler, src_trig.c).
  */
 void fsm_sources_gone_kick(void)
 {
@@ -1381,7 +1485,7 @@ void fsm_sources_exit(void)
 	if (fsm_module_nb_registered)
 		unregister_module_notifier(&fsm_module_nb);
 	fsm_module_nb_registered = false;
-	/* the removal hooks are gone (fsm_srctrig_exit()): nothing requeues */
+	/* the removal hooks are gone (fsm_src_trig_exit()): nothing requeues */
 	flush_work(&fsm_sources_gone_work);
 	/* nor the creation hook and the notifier: the last replay */
 	cancel_work_sync(&fsm_sources_follow_work);

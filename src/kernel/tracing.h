@@ -112,13 +112,14 @@ enum fsm_node {
  * @pending:    on the list of resolved sources holding a module reference
  *              (fsm_src_pending_lock), else empty
  * @all:        on fsm_src_all from resolution until freed
- *              (fsm_src_pending_lock): the trigger-path hooks find
- *              sources by @call and @tr there (trigger.c)
+ *              (fsm_src_pending_lock): the trigger backend's hooks find
+ *              sources by @call and @tr there (src_trig.c)
  * @call:       the source event (compared only, never dereferenced
  *              through this field)
  * @tr:         the instance's trace_array at resolution (compared only)
- * @trig:       trigger path: the hidden trigger data pair on @file
- *              (trigger.c); NULL: the tracepoint probe path
+ * @ops:        the source backend that attaches it (struct fsm_src_ops)
+ * @trig:       the trigger backend's data: the hidden trigger data pair
+ *              on @file (src_trig.c); NULL with other backends
  * @gone:       FSM_SRC_GONE_*: @file was freed or is about to be (the
  *              event was removed, or the instance): never link, never
  *              dereference @file again (written and read with event_mutex
@@ -143,6 +144,7 @@ struct fsm_src {
 	struct list_head all;
 	struct trace_event_call *call;
 	struct trace_array *tr;
+	const struct fsm_src_ops *ops;
 	struct fsm_src_trig *trig;
 	struct fsm_src_pcpu __percpu *pc;
 	char name[];
@@ -386,25 +388,67 @@ static __always_inline void fsm_caller_fill(struct fsm_caller *c,
 	c->bp = READ_ONCE_NOCHECK(fp[0]);
 }
 
-/* events.c */
+/* events.c: the event definitions, .reg, the record writers, the output */
 int fsm_events_init(void);
-bool fsm_tracing_is_on(struct trace_array *tr);
-bool fsm_tracing_state_known(void);
 void fsm_events_exit(void);
-int fsm_src_attach_locked(struct fsm_src *src);
-void fsm_src_detach_locked(struct fsm_src *src);
+bool fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie);
+bool fsm_emit_def(struct trace_event_file *file, u32 id, u32 flags,
+		  const unsigned long *ips, unsigned int nr);
+bool fsm_emit_fallback(struct trace_event_file *file, u32 flags, u32 reason,
+		       u64 cookie, const unsigned long *ips, unsigned int nr);
 u64 fsm_write_reset_record(struct fsm_inst *inst, u32 gen);
-bool fsm_record_event(struct fsm_inst *inst, struct fsm_src *src,
-		      const struct fsm_caller *caller);
+int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
 bool fsm_output_may_look_up(const struct trace_iterator *iter);
 bool fsm_output_room(struct trace_seq *s, unsigned int left);
 void fsm_set_output(struct trace_event_call *call,
 		    struct trace_event_functions *funcs,
 		    trace_print_func trace, trace_print_func raw);
+
+/* record.c: capture, insert, write the id records (any context) */
+int fsm_record_init(void);
+void fsm_record_exit(void);
+bool fsm_record_event(struct fsm_inst *inst, struct fsm_src *src,
+		      const struct fsm_caller *caller);
 bool fsm_record_event_to(struct fsm_inst *inst, struct trace_event_file *file,
 			 struct fsm_src *src, bool user,
 			 const struct fsm_caller *caller);
-int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
+
+/**
+ * struct fsm_src_ops - a source backend: how a chosen source event is
+ * made to write id records (the way file systems provide inode ops).
+ * @name:         for messages
+ * @event_locked: attach, detach and tidy change the event's trigger list:
+ *                event_mutex is held around them (fsm_event_lock())
+ * @refuses:      why @call cannot be a source with this backend, or NULL
+ * @prepare:      fill the backend's part of a source being resolved (under
+ *                the event directory's lock: the file is alive).
+ *                Return: 0 or -errno
+ * @attach:       start writing id records for the source (fsm_mutex held).
+ *                Return: 0 or -errno
+ * @detach:       stop (fsm_mutex held); its callback may still run on other
+ *                CPUs until tracepoint_synchronize_unregister()
+ * @quiesce:      stop from inside the kernel's walk of a trigger list: stay
+ *                where it is, inert (NULL: @detach is safe there)
+ * @tidy:         a detached source: take off what @quiesce left (NULL:
+ *                nothing to do)
+ * @free:         free the backend's part, after a grace period (NULL:
+ *                nothing); also for a source whose @prepare failed or never
+ *                ran
+ *
+ * One instance per backend (src_trig.c, src_probe.c), chosen by main.c at
+ * load (fsm_sources_set_ops()); sources.c calls nothing else of a backend.
+ */
+struct fsm_src_ops {
+	const char *name;
+	bool event_locked;
+	const char *(*refuses)(const struct trace_event_call *call);
+	int (*prepare)(struct fsm_src *src, struct trace_event_call *call);
+	int (*attach)(struct fsm_src *src);
+	void (*detach)(struct fsm_src *src);
+	void (*quiesce)(struct fsm_src *src);
+	void (*tidy)(struct fsm_src *src);
+	void (*free)(struct fsm_src *src);
+};
 
 /* sources.c */
 /*
@@ -440,25 +484,28 @@ void fsm_sources_gone_kick(void);
 void fsm_sources_follow_kick(void);
 void fsm_sources_follow_stop(void);
 
-/* trigger.c */
-void fsm_trigger_init(void);
-void fsm_trigger_exit(void);
-/*
- * Sources through hidden trigger data (issue 9 items 1, 2): available
- * when the trigger layouts, the kernel symbols and the two removal hooks
- * are (fsm_srctrig_init()) and not refused by @force_probe (the
- * force_probe_sources parameter); otherwise sources are tracepoint probes.
- */
-bool fsm_srctrig_on(void);
-int fsm_srctrig_prepare(struct fsm_src *src);
-int fsm_srctrig_link(struct fsm_src *src);
-void fsm_srctrig_unlink(struct fsm_src *src);
-void fsm_srctrig_quiesce(struct fsm_src *src);
-void fsm_srctrig_free(struct fsm_src *src);
-void fsm_srctrig_init(bool force_probe);
-void fsm_srctrig_exit(void);
+void fsm_sources_set_ops(const struct fsm_src_ops *ops);
 void fsm_event_lock(void);
 void fsm_event_unlock(void);
+int fsm_src_attach_locked(struct fsm_src *src);
+void fsm_src_detach_locked(struct fsm_src *src);
+int fsm_sources_attach_all_locked(struct fsm_inst *inst);
+void fsm_sources_detach_all_locked(struct fsm_inst *inst, bool in_walk);
+
+/*
+ * The source backends. src_trig.c: sources through hidden trigger data,
+ * available when the trigger layouts, the kernel symbols and the two
+ * removal hooks are, and not refused by @force_probe (the
+ * force_probe_sources parameter); NULL otherwise, and then src_probe.c:
+ * sources are tracepoint probes.
+ */
+const struct fsm_src_ops *fsm_src_trig_init(bool force_probe);
+void fsm_src_trig_exit(void);
+const struct fsm_src_ops *fsm_src_probe_init(void);
+
+/* trigger.c: the stackmap trigger command */
+void fsm_trigger_init(void);
+void fsm_trigger_exit(void);
 
 /* nodes.c */
 extern struct mutex fsm_nodes_mutex;

@@ -24,7 +24,6 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
-#include "ksyms.h"
 #include "layouts.h"	/* generated layouts: scripts/kernel-layouts */
 
 /*
@@ -156,7 +155,6 @@ int fsm_compat_init(bool force_debugfs)
 	fsm_kallsyms_show_value = fsm_resolve("kallsyms_show_value");
 	fsm_kallsyms_lookup_name = fsm_resolve("kallsyms_lookup_name");
 #endif /* CONFIG_KALLSYMS */
-	fsm_ksyms_init();	/* every other borrowed symbol, once */
 	if (!force_debugfs) {
 		create = fsm_resolve("tracefs_create_file");
 		remove = create ? fsm_resolve("tracefs_remove") : NULL;
@@ -212,7 +210,6 @@ unsigned int fsm_compat_sym_flags(int flags)
 
 void fsm_compat_exit(void)
 {
-	fsm_ksyms_exit();
 	debugfs_remove(fsm_debugfs_root);
 	fsm_debugfs_root = NULL;
 	fsm_tracefs_create_file = NULL;

@@ -4,6 +4,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/kprobes.h>
 #include <linux/mutex.h>
 #include <linux/string.h>
 
@@ -54,4 +55,24 @@ void fsm_compat_event_unlock(void)
 {
 	if (fsm_ks.event_mutex)
 		mutex_unlock(fsm_ks.event_mutex);
+}
+
+/**
+ * fsm_tracing_is_on - whether @tr's ring buffer takes writes now.
+ * @tr: an instance whose buffer is alive (an event file of it is in use)
+ *
+ * tracer_tracing_is_on(): one atomic_read(), no lock, NMI safe. True when
+ * the symbol was not found (the state is unknown: said at load).
+ * Context: any.
+ */
+bool notrace fsm_tracing_is_on(struct trace_array *tr)
+{
+	return !fsm_ks.tracer_tracing_is_on || fsm_ks.tracer_tracing_is_on(tr);
+}
+NOKPROBE_SYMBOL(fsm_tracing_is_on);
+
+/* Whether fsm_tracing_is_on() can tell. Context: any, after init. */
+bool fsm_tracing_state_known(void)
+{
+	return fsm_ks.tracer_tracing_is_on;
 }

@@ -2,9 +2,9 @@
 /*
  * ksyms.h - every kernel symbol that the module borrows without an export.
  *
- * Each is looked up once, by name, at module load (fsm_ksyms_init(), from
- * fsm_compat_init(): kallsyms_lookup_name() found through a kprobe, see
- * compat.c), cached here and never looked up again. A function pointer is
+ * Each is looked up once, by name, at module load (fsm_ksyms_init(), right
+ * after fsm_compat_init() found kallsyms_lookup_name() through a kprobe,
+ * see compat.c), cached here and never looked up again. A function pointer is
  * kept only if it is a valid indirect-call target (IBT/BTI). NULL means
  * "not found": every user checks for it, says once in dmesg what it does
  * without, and degrades (the feature is built out or takes a slower path);
@@ -79,7 +79,7 @@ extern struct fsm_ksyms fsm_ks;
 
 /**
  * fsm_ksyms_init - look every symbol of struct fsm_ksyms up, once.
- * Context: task (module init, fsm_compat_init()), may sleep.
+ * Context: task (module init, after fsm_compat_init()), may sleep.
  */
 void fsm_ksyms_init(void);
 
@@ -97,4 +97,9 @@ void fsm_ksyms_exit(void);
  */
 void fsm_compat_event_lock(void);
 void fsm_compat_event_unlock(void);
+
+/* tracer_tracing_is_on(), if found (true if not). Context: any. */
+bool fsm_tracing_is_on(struct trace_array *tr);
+/* Whether fsm_tracing_is_on() can tell. Context: any, after init. */
+bool fsm_tracing_state_known(void);
 #endif /* FSM_COMPAT_KSYMS_H */
