@@ -116,7 +116,7 @@ static int __init fsm_init(void)
 	fsm_map_init();
 	fsm_inst_set_hooks(&fsm_inst_hooks);
 
-	/* The core's inline CPU number (fsm::plat_cpu()) must be ours. */
+	/* The core's CPU number (fsm::plat_cpu()) must be ours. */
 	preempt_disable();
 	ret = fsm_core_cpu() != raw_smp_processor_id();
 	preempt_enable();
