@@ -507,7 +507,14 @@ const struct fsm_src_ops *fsm_src_probe_init(void);
 void fsm_trigger_init(void);
 void fsm_trigger_exit(void);
 
-/* nodes.c */
+/* nodes_map.c: the readers of the maps, for nodes.c's table */
+struct file_operations;
+struct inode;
+extern const struct file_operations fsm_map_fops;
+extern const struct file_operations fsm_bin_fops;
+struct fsm_inst *fsm_node_inst(struct inode *inode);
+
+/* nodes.c: every tracefs node of an instance */
 extern struct mutex fsm_nodes_mutex;
 int fsm_nodes_create(struct fsm_inst *inst);
 void fsm_nodes_remove(struct fsm_inst *inst);
