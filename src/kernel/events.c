@@ -266,11 +266,13 @@ static int fsm_register(struct trace_event_file *file)
 	if (!atomic_inc_return(&inst->epoch))
 		atomic_inc(&inst->epoch);	/* 0 means "never inline" */
 	/*
-	 * Published to the probes by tracepoint_probe_register_prio() (the
- * probe backend, through fsm_sources_attach_all_locked() below):
-	 * it installs the probe with rcu_assign_pointer() (release), which
-	 * orders this store (and the map's) before any call of the probe.
-	 * The READ_ONCE() in fsm_probe() only keeps the compiler honest.
+	 * Published to the sources' callbacks by their attach below
+	 * (fsm_sources_attach_all_locked()): tracepoint_probe_register_prio()
+	 * installs a probe with rcu_assign_pointer() (src_probe.c), the
+	 * trigger backend links its data with list_add_tail_rcu()
+	 * (src_trig.c), both a release, which orders this store (and the
+	 * map's) before any call of the callback. The READ_ONCE() in
+	 * fsm_record_event() only keeps the compiler honest.
 	 */
 	WRITE_ONCE(inst->file, file);
 	ret = fsm_sources_attach_all_locked(inst);
@@ -294,7 +296,7 @@ out:
  * SOFT_MODE nor SOFT_DISABLED). Its caller is the free or removal of an
  * enable_event/disable_event trigger, or the end of stack_id's own trigger
  * mode, and may be inside a walk of a trigger list holding our pairs:
- * clear_event_triggers() (rmdir), with kprobes disarmed (review s7).
+ * clear_event_triggers() (rmdir), with kprobes disarmed.
  * There the sources' pairs are quiesced, not taken off (the backend's
  * quiesce, src_trig.c).
  * Context: task, event_mutex held.

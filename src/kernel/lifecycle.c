@@ -144,7 +144,7 @@ static void fsm_reap_dead(void)
 	 * the instance's UNREGISTER did not detach it) is taken off here, and
 	 * its counts of buffered events given back: under event_mutex, as
 	 * every change of a trigger list and trace_buffered_event_disable()
-	 * want (review s7). A dead instance takes no new source
+	 * want. A dead instance takes no new source
 	 * (fsm_sources_update() checks fsm_inst_alive() under fsm_mutex).
 	 */
 	list_for_each_entry(inst, &reap, reap) {
@@ -377,7 +377,7 @@ static void fsm_retry_workfn(struct work_struct *work)
  *
  * The sync work may have learnt the instance while it was half made
  * (kicked by FSM_DIR_NEW, polling every HZ / 10 while the ~2,000 event
- * directories are made). Then (review lc4):
+ * directories are made). Then:
  *  - its nodes may be missing (-EAGAIN in fsm_nodes_create(), never
  *    nodes_gone for a live instance): made here, the instance is complete;
  *  - its defaults may be claimed by the work and still being installed:

@@ -535,7 +535,7 @@ static void fsm_nodes_remove_locked(struct fsm_inst *inst, bool forever);
  * -EAGAIN: nothing is left created and the instance is NOT marked
  * nodes_gone, so a later try (the sync work's retry, or FSM_DIR_MADE once
  * the mkdir is complete) creates the nodes. Only other failures are for
- * good (review lc4, findings 1 and 3).
+ * good.
  * Context: task, may sleep; takes fsm_nodes_mutex, must not hold
  * fsm_mutex.
  * Return: 0, -ENOENT if the instance directory was removed meanwhile,

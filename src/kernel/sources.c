@@ -12,7 +12,7 @@
  * written, like set_event; a wildcard must match at least one event then
  * (a typo is -EINVAL, not a silent no-op).
  *
- * Patterns that follow (issue 9 item 1): unlike set_event, the wildcard
+ * Patterns that follow: unlike set_event, the wildcard
  * tokens stand. An event that appears later (a dynamic event created with
  * kprobe_events, uprobe_events, synthetic_events or an eprobe; the events
  * of a module loaded later) and that the standing patterns choose becomes
@@ -30,12 +30,12 @@
  * instance, so the work sees them; a kick while the work runs queues it
  * again.
  *
- * Every event type qualifies (issue 9 item 1) when sources go through
+ * Every event type qualifies when sources go through
  * trigger data (src_trig.c):
  * tracepoint, syscall, kprobe/kretprobe, uprobe, synthetic and eprobe
  * events, as they all commit through trace_event_buffer_commit(); the
  * event's filter, soft disable and pid filter decide, record by record,
- * whether an id record follows (item 2). Refused (-EINVAL when named,
+ * whether an id record follows. Refused (-EINVAL when named,
  * skipped by wildcards): ftrace's own events (IGNORE_ENABLE) and this
  * module's events. Without the trigger layouts or the removal hooks,
  * sources fall back to a tracepoint probe: tracepoint events only, filters

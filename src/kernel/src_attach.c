@@ -21,8 +21,8 @@
 #include "sources_internal.h"
 
 /*
- * Resolved sources of a module that are not entered yet (review lc4,
- * finding 6). try_module_get() succeeds on a COMING module, and when its
+ * Resolved sources of a module that are not entered yet.
+ * try_module_get() succeeds on a COMING module, and when its
  * init fails the kernel frees it whatever its refcount, right after the
  * GOING notifiers: a reference held by a source that is resolved but not
  * entered (not on inst->sources, so fsm_module_notify() does not see it)

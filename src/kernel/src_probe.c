@@ -56,7 +56,7 @@ static void notrace fsm_probe(void *data)
 	 * An id record is written only right behind its own source record:
 	 * the kernel's probe of the event (registered above this one) has
 	 * just written it, or not. This probe sees what decided it through
-	 * the event file's flags and the instance's buffer (review s8):
+	 * the event file's flags and the instance's buffer:
 	 * - soft-disabled, or refused by set_event_pid (the kernel's pid
 	 *   probes of sched_switch run at INT_MAX and 0, around this one:
 	 *   ignore_pid is what the kernel's probe read), or the instance's
@@ -76,7 +76,7 @@ static void notrace fsm_probe(void *data)
 	 * kernel's reservation did.
 	 *
 	 * Not seen (the flags are read, not locked; the per-CPU ring
-	 * buffer's state is private), each open (review s8): other probes
+	 * buffer's state is private), each open: other probes
 	 * of the tracepoint above ours writing into the instance in between
 	 * (a hist onmatch in another instance, bpf_printk); an enable_event
 	 * trigger on the event itself (the kernel's probe tested the flags it

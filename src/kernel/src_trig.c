@@ -112,7 +112,7 @@ struct fsm_src_trig {
 };
 
 /*
- * Not memory safety's only guard (review src5, finding 1): the removal
+ * Not memory safety's only guard: the removal
  * hooks are kprobes, and "echo 0 > /sys/kernel/debug/kprobes/enabled"
  * disarms them. So each source holds a reference on its event file
  * (event_file_get(), 6.1.192: a removed file is only marked
@@ -131,7 +131,7 @@ struct fsm_src_trig {
  * file leaves trigger mode, sm_ref goes negative and the file leaves
  * soft mode, and trace_buffered_event_disable() drops one count of the
  * kernel's buffered events (global) that nobody took: the count reaches
- * 0 under other users (their pages freed) or warns (review s7). With a
+ * 0 under other users (their pages freed) or warns. With a
  * hist or eprobe trigger after us, our two fake decrements take its
  * tm_ref (and, once it reaches 0, its sm_ref and buffered count), our
  * clamp then puts 0 back, and its own decrement leaves tm_ref (and
@@ -162,7 +162,7 @@ struct fsm_src_trig {
  * it (under event_mutex) when recording stops in its instance, at rmdir
  * through the hook or the instance's UNREGISTER, or in the reaper.
  *
- * Costs (review s7): when the last count is given back,
+ * Costs: when the last count is given back,
  * trace_buffered_event_disable() waits for two grace periods
  * (synchronize_rcu()) and sends two IPI broadcasts, under event_mutex
  * (and fsm_mutex; and trace_types_lock on rmdir): an unlink of the last
@@ -450,8 +450,8 @@ static void fsm_srctrig_unlink(struct fsm_src *src)
  * fsm_srctrig_quiesce - detach a source's pair without taking it off.
  * @src: source of the trigger path
  *
- * For a detach that may run inside the kernel's walk of a trigger list
- * (review s7): clear_event_triggers() frees the data of a file with
+ * For a detach that may run inside the kernel's walk of a trigger list:
+ * clear_event_triggers() frees the data of a file with
  * list_for_each_entry_safe(), holding a pointer to the next data. When an
  * enable_event or disable_event trigger on stackmap:stack_id comes right
  * before our judge (it is added at the head, our pair at the tail), its

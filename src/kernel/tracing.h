@@ -354,7 +354,7 @@ struct fsm_caller {
  * realigned the stack first (GCC's DRAP prologue, for a local that needs
  * more than 8-byte alignment: lea 8(%rsp),%r10; and $-N,%rsp; push
  * -8(%r10); push %rbp; mov %rsp,%rbp), where fp[1] is a copy of the
- * return address and fp + 2 is inside the realigned area (review s7). So
+ * return address and fp + 2 is inside the realigned area. So
  * the layout is checked against __builtin_dwarf_cfa(), the caller's stack
  * pointer after the return as the compiler knows it (the canonical frame
  * address; it does not need unwind tables): any other layout leaves
@@ -366,7 +366,7 @@ struct fsm_caller {
  * (elsewhere @c->ip is 0). Context: any.
  *
  * The callbacks that use it are NOKPROBE_SYMBOL(): a kretprobe on one
- * would put the rethook trampoline in fp[1] (review s7; the walk from the
+ * would put the rethook trampoline in fp[1] (the walk from the
  * current frame recovers it, a start at fp[1] would not).
  */
 #ifdef CONFIG_X86_64
@@ -508,7 +508,6 @@ void fsm_trigger_init(void);
 void fsm_trigger_exit(void);
 
 /* nodes_map.c: the readers of the maps, for nodes.c's table */
-struct file_operations;
 struct inode;
 extern const struct file_operations fsm_map_fops;
 extern const struct file_operations fsm_bin_fops;

@@ -168,7 +168,7 @@ void fsm_verdict_clear(struct fsm_verdict_slots __percpu *slots,
  *   after it cannot change what was taken. So the tag and the stamp used
  *   belong to one companion call.
  *
- * A post call never takes the verdict of an earlier hit (review s7). A
+ * A post call never takes the verdict of an earlier hit. A
  * judge (the companion, or a source's judge) sits right before its post
  * data on the list: a source's pair is linked at the tail, the judge
  * first, and unlinked together (fsm_srct_link_locked()); a companion is
@@ -264,7 +264,7 @@ static bool notrace fsm_trig_temp_buffer(struct trace_buffer *buffer)
  * (its event's record) and a hist trigger (onmatch/onmax/.trace() actions
  * write synthetic events). Their records land after this event's record
  * and before any id record the post call writes, which would then follow
- * the wrong record (review src5, finding 2). A hist trigger without
+ * the wrong record. A hist trigger without
  * actions writes nothing, but its actions are not visible from here: any
  * hist trigger counts. A snapshot trigger swaps the instance's buffer
  * under the reserved record: the id record would go to the new buffer,
@@ -281,7 +281,7 @@ static bool notrace fsm_trig_temp_buffer(struct trace_buffer *buffer)
  *   the per-CPU buffered event (filtered or soft-disabled events) is
  *   dropped by ring_buffer_write() at commit (BUF_MAX_DATA_SIZE, 4072
  *   bytes of data with 4 KiB pages, 8 fewer with absolute time stamps),
- *   silently (review src5, finding 3). ring_buffer_event_length() of the
+ *   silently. ring_buffer_event_length() of the
  *   buffered event reads 4 bytes short, so the bound is lower than that
  *   limit: a record of the ring buffer itself in the last bytes of the
  *   range gets no id either.
@@ -331,7 +331,7 @@ void notrace fsm_verdict_judge(struct fsm_verdict_slots __percpu *slots,
 			 * Tracing off: besides temp_buffer, a record of an
 			 * event with a filter is in the per-CPU buffered
 			 * event, which ring_buffer_write() refuses at the
-			 * commit (review s8 F2).
+			 * commit.
 			 */
 			if (fsm_trig_keep(&v->snap, rec) &&
 			    !fsm_trig_temp_buffer(buffer) &&
