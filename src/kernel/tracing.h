@@ -15,18 +15,26 @@
  *
  * Recording in an instance = the module's event stackmap:stack_id is
  * enabled there. The event class's .reg callback is wrapped (events.c): on
- * TRACE_REG_REGISTER for the instance's event file, the module attaches one
- * tracepoint probe per chosen source event, with a priority below the trace
- * event probes so that it runs right after them, and writes stack_id records
- * into that instance's buffer with trace_event_buffer_reserve/_commit.
+ * TRACE_REG_REGISTER for the instance's event file, every chosen source
+ * event is attached through the source backend of this load (struct
+ * fsm_src_ops below: hidden trigger data, src_trig.c, or a tracepoint probe
+ * right after the trace event's own, src_probe.c). The backend's callback
+ * captures the stack and writes stack_id records into that instance's
+ * buffer with trace_event_buffer_reserve/_commit (record.c, events.c).
  *
  * Instances come and go: an fsnotify mark on tracefs "instances" sees
  * mkdir/rmdir; its handler only marks removed instances dead (it runs under
  * tracing locks) and queues a work that does everything else
  * (lifecycle.c; instances.c is the registry of struct fsm_inst). Removal
  * is safe because the kernel disables every event of
- * an instance (our .reg UNREGISTER: probes detached), waits for tracepoint
+ * an instance (our .reg UNREGISTER: sources detached), waits for tracepoint
  * callers, and only then removes the directory (our handler) and frees it.
+ *
+ * The files of this glue are in layers, each calling only those below it
+ * (src/kernel/LAYERS, Documentation/design.rst); this header declares what
+ * crosses files, grouped by the file that defines it. A lower file tells a
+ * higher one something only through a hook it was handed (struct
+ * fsm_inst_hooks, struct fsm_src_ops).
  *
  * Lifetime: a struct fsm_inst is reference counted (kref): the instance
  * table holds one reference, every open node file one more. The map is
