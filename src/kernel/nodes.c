@@ -10,6 +10,8 @@
  *   stack_map_bin      0440  binary snapshot (FSMB v4, ftrace_stackmap/abi.h)
  *   stack_map_events   0640  source events (set_event syntax)
  *   options/stackmap   0640  1/0: stackmap:stack_id enabled in the instance
+ *   options/stackmap_user
+ *                      0640  1/0: user stacks too (ustack_deliver.c)
  *
  * Each node's i_private is the instance key (id and serial number,
  * fsm_inst_node_key()), not a pointer: open looks the instance up
@@ -23,8 +25,8 @@
  * module loaded (rmmod fails with EBUSY).
  *
  * The readers of stack_map and stack_map_bin (and the reset written to
- * stack_map) are in nodes_map.c; options/stackmap_user's file operations
- * in ustack_deliver.c, next to the user-stack state they switch.
+ * stack_map) are in nodes_map.c. options/stackmap_user switches the
+ * user-stack side's state (ustack_deliver.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -504,6 +506,68 @@ static const struct file_operations fsm_opt_fops = {
 
 /* ---- creation and removal ---- */
 
+/* ---- options/stackmap_user ---- */
+
+/*
+ * The option holds a reference on its instance while open (i_private is
+ * the node key, id and serial number): the id cannot pass to another
+ * instance meanwhile. What it switches is the user-stack side's
+ * (ustack_deliver.c).
+ */
+static int fsm_uopt_open(struct inode *inode, struct file *file)
+{
+	struct fsm_inst *inst = fsm_node_inst(inode);
+	int ret;
+
+	if (!inst)
+		return -ENODEV;
+	ret = fsm_ustack_option_open(inst, file->f_mode & FMODE_WRITE);
+	if (ret) {
+		fsm_inst_put(inst);
+		return ret;
+	}
+	file->private_data = inst;
+	return nonseekable_open(inode, file);
+}
+
+static int fsm_uopt_release(struct inode *inode, struct file *file)
+{
+	fsm_inst_put(file->private_data);
+	return 0;
+}
+
+static ssize_t fsm_uopt_read(struct file *file, char __user *ubuf,
+			     size_t cnt, loff_t *ppos)
+{
+	char buf[2] = { fsm_ustack_option(file->private_data) ? '1' : '0',
+			'\n' };
+
+	return simple_read_from_buffer(ubuf, cnt, ppos, buf, sizeof(buf));
+}
+
+static ssize_t fsm_uopt_write(struct file *file, const char __user *ubuf,
+			      size_t cnt, loff_t *ppos)
+{
+	bool on;
+	int ret;
+
+	if (!cnt || cnt > 8 || kstrtobool_from_user(ubuf, cnt, &on)) {
+		pr_warn_ratelimited("options/stackmap_user: write 1 or 0\n");
+		return -EINVAL;
+	}
+	ret = fsm_ustack_set_option(file->private_data, on);
+	return ret ? ret : cnt;
+}
+
+static const struct file_operations fsm_uopt_fops = {
+	.owner = THIS_MODULE,
+	.open = fsm_uopt_open,
+	.read = fsm_uopt_read,
+	.write = fsm_uopt_write,
+	.llseek = no_llseek,
+	.release = fsm_uopt_release,
+};
+
 static const struct {
 	const char *name;
 	umode_t mode;
@@ -515,7 +579,7 @@ static const struct {
 	[FSM_NODE_BIN] = { "stack_map_bin", 0440, &fsm_bin_fops },
 	[FSM_NODE_EVENTS] = { "stack_map_events", 0640, &fsm_events_fops },
 	[FSM_NODE_OPTION] = { "stackmap", 0640, &fsm_opt_fops, true },
-	[FSM_NODE_UOPTION] = { "stackmap_user", 0640, &fsm_ustack_opt_fops, true },
+	[FSM_NODE_UOPTION] = { "stackmap_user", 0640, &fsm_uopt_fops, true },
 };
 
 static void fsm_nodes_remove_locked(struct fsm_inst *inst, bool forever);

@@ -96,7 +96,7 @@ enum fsm_node {
 	FSM_NODE_BIN,		/* stack_map_bin */
 	FSM_NODE_EVENTS,	/* stack_map_events */
 	FSM_NODE_OPTION,	/* options/stackmap */
-	FSM_NODE_UOPTION,	/* options/stackmap_user (ustack_deliver.c) */
+	FSM_NODE_UOPTION,	/* options/stackmap_user */
 	FSM_NR_NODES
 };
 
