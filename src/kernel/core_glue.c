@@ -19,7 +19,7 @@
  * Context: task (may sleep). Returns zeroed memory or NULL. Charged to the
  * memory cgroup of the task that creates the map (GFP_KERNEL_ACCOUNT), like
  * other user-triggered kernel allocations; the module's own cap is
- * memory_budget_mb (main.c).
+ * memory_budget_mb (map.c).
  */
 void *fsm_plat_alloc(unsigned long long size)
 {

@@ -199,7 +199,7 @@ static void fsm_inst_release(struct kref *ref)
 	if (inst->id)
 		fsm_inst_id_release(inst->id);
 	fsm_map_free(inst->map);
-	fsm_map_free(inst->umap);	/* user stacks (ustack.c) */
+	fsm_map_free(inst->umap);	/* user stacks (ustack_deliver.c) */
 	free_percpu(inst->pcpu);
 	dput(inst->dir);
 	kfree(inst->src_pat);
@@ -495,7 +495,7 @@ int fsm_inst_prepare_map(struct fsm_inst *inst)
 	}
 	mutex_lock(&fsm_mutex);
 	inst->gen = gen;
-	/* Pairs with smp_load_acquire() above and in nodes.c. */
+	/* Pairs with smp_load_acquire() above, in nodes.c, nodes_map.c, events.c. */
 	smp_store_release(&inst->map, map);
 	mutex_unlock(&fsm_mutex);
 	mutex_unlock(&inst->map_alloc_mutex);

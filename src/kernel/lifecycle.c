@@ -138,7 +138,7 @@ static void fsm_reap_dead(void)
 	/*
 	 * The kernel disabled our event before the rmdir; be sure anyway.
 	 * Trigger-path sources of a removed instance were unlinked by the
-	 * clear_event_triggers() hook (trigger.c) before its files went, or
+	 * clear_event_triggers() hook (src_trig.c) before its files went, or
 	 * taken off by the kernel itself (kprobes disarmed). One still linked
 	 * (on a dynamic event's file removed while kprobes were disarmed, if
 	 * the instance's UNREGISTER did not detach it) is taken off here, and

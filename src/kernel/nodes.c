@@ -106,7 +106,7 @@ static u64 fsm_src_sum(struct fsm_src *src, size_t off)
  * trigger layouts) counts as filtered the events that fired soft-disabled,
  * pid-filtered or while the instance's buffer took no writes, as
  * no_verdict those that fired while the event had a filter or a
- * conditional trigger (it cannot see their decision: events.c).
+ * conditional trigger (it cannot see their decision: src_probe.c).
  * Context: task; takes fsm_mutex (sources are freed only after they left
  * the list under it).
  */
@@ -201,7 +201,7 @@ static int fsm_stat_show(struct seq_file *m, void *v)
 		   FSM_PCPU(inst, trig_no_verdict));
 	seq_printf(m, "own_frame_walks: %llu\n",
 		   FSM_PCPU(inst, own_frame_walks));
-	fsm_ustack_stat_show(m, inst);	/* user stacks (ustack.c) */
+	fsm_ustack_stat_show(m, inst);	/* user stacks (ustack_deliver.c) */
 	fsm_fileid_stat_show(m);	/* the file table (fileid.c) */
 	fsm_stat_sources(m, inst);
 	return 0;

@@ -155,7 +155,7 @@ static struct fsm_reader *fsm_reader_open(struct inode *inode,
 	r->kaddr = fsm_compat_show_kaddr(file);
 	down_read(&r->inst->map_rwsem);
 	/*
-	 * Pairs with smp_store_release() in fsm_inst_prepare_map() (events.c)
+	 * Pairs with smp_store_release() in fsm_inst_prepare_map() (instances.c)
 	 * and fsm_ust_umap_alloc() (ustack_deliver.c).
 	 */
 	r->map = smp_load_acquire(&r->inst->map);

@@ -178,7 +178,7 @@ struct fsm_src_pcpu {
 	 * events judged; those neither hits nor filtered had no verdict:
 	 * on the trigger path a nested or unpairable case, for a
 	 * tracepoint-probe source a filter or a conditional trigger on the
-	 * event (events.c, fsm_probe(): it cannot tell whether the record
+	 * event (src_probe.c, fsm_probe(): it cannot tell whether the record
 	 * was written)
 	 */
 	local64_t judged;

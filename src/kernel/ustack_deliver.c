@@ -594,7 +594,7 @@ static int fsm_ust_umap_alloc(struct fsm_inst *inst)
 	}
 	mutex_lock(&fsm_ust_opt_mutex);
 	inst->ugen = gen;
-	/* Pairs with smp_load_acquire() above, in fsm_ust_get_id() and nodes.c. */
+	/* Pairs with smp_load_acquire() above, in fsm_ust_get_id() and nodes_map.c. */
 	smp_store_release(&inst->umap, map);
 	mutex_unlock(&fsm_ust_opt_mutex);
 	mutex_unlock(&inst->map_alloc_mutex);
