@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ksyms.h - every kernel symbol that the module borrows without an export.
+ * ksyms.h - the kernel symbols that the module borrows without an export.
  *
- * Each is looked up once, by name, at module load (fsm_ksyms_init(), right
- * after fsm_compat_init() found kallsyms_lookup_name() through a kprobe,
- * see compat.c), cached here and never looked up again. A function pointer is
- * kept only if it is a valid indirect-call target (IBT/BTI). NULL means
- * "not found": every user checks for it, says once in dmesg what it does
- * without, and degrades (the feature is built out or takes a slower path);
- * nothing else in the module calls kallsyms.
+ * All lookups by name are in compat/: compat.c resolves four symbols
+ * through a kprobe (kallsyms_lookup_name, kallsyms_show_value,
+ * tracefs_create_file, tracefs_remove: see compat.h), and this file every
+ * other one through kallsyms_lookup_name(), once at module load
+ * (fsm_ksyms_init(), right after fsm_compat_init()), cached here and never
+ * looked up again. A function pointer is kept only if it is a valid
+ * indirect-call target (IBT/BTI). NULL means "not found": every user
+ * checks for it, says once in dmesg what it does without, and degrades
+ * (the feature is off or takes a slower path); nothing outside compat/
+ * looks a symbol up.
  *
  * Written before any probe, trigger or hook that reads them is registered
  * (registration publishes with a release: rcu_assign_pointer() for
