@@ -4,7 +4,7 @@
  *
  * The module is three layers: the C++ core (src/core, no kernel headers,
  * reached through src/core/fsm_core.h), this C glue (kernel APIs), and the
- * compat layer (src/kernel/compat.h: the one place that knows about kernel
+ * compat layer (src/kernel/compat/: the one place that knows about kernel
  * differences and non-exported symbols).
  */
 #ifndef FSM_H

@@ -51,7 +51,7 @@
 
 #include "compat/compat.h"
 #include "tracing.h"
-#include "ustack_arch.h"
+#include "compat/ustack_arch.h"
 #include "ustack.h"
 
 /* debugfs mode: ftrace_stackmap/instances */

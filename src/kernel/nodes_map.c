@@ -40,7 +40,7 @@
 
 #include "compat/compat.h"
 #include "tracing.h"
-#include "ustack_arch.h"
+#include "compat/ustack_arch.h"
 #include "ustack.h"
 
 struct fsm_inst *fsm_node_inst(struct inode *inode)

@@ -124,7 +124,7 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 				 fsm_inst_label(inst));
 		return named ? -EINVAL : 0;
 	}
-	/* until the unlock: no event_mutex, no trace_types_lock (compat.h) */
+	/* until the unlock: no event_mutex, no trace_types_lock (compat/compat.h) */
 	call = file->event_call;
 	if (file->tr != READ_ONCE(inst->tr)) {
 		ret = -ENODEV;		/* instance removed (or replaced) */

@@ -21,7 +21,7 @@
  *   the trigger is built out and dmesg says why at load;
  * - the static trigger_commands list, trigger_cmd_mutex, event_mutex and
  *   the kernel's own trigger_stacktrace_cmd are found through kallsyms
- *   (compat.c); stacktrace's command is checked (name, type, flags) and
+ *   (compat/ksyms.c); stacktrace's command is checked (name, type, flags) and
  *   its generic callbacks are reused: parse (event_trigger_parse), unreg
  *   (unregister_trigger), set_filter (set_trigger_filter), and the init/
  *   free of its ops (event_trigger_init/event_trigger_free). Only parse

@@ -22,7 +22,7 @@
 #include <linux/siphash.h>
 
 #include "tracing.h"
-#include "ustack_arch.h"
+#include "compat/ustack_arch.h"
 #include "ustack_internal.h"
 
 struct fsm_ust_slot *fsm_ust_slots;

@@ -25,7 +25,7 @@
 #include <linux/siphash.h>
 #include <linux/uaccess.h>
 
-#include "ustack_arch.h"
+#include "compat/ustack_arch.h"
 #include "ustack_internal.h"
 
 atomic64_t fsm_ust_walks = ATOMIC64_INIT(0);
