@@ -43,6 +43,10 @@
 #include "compat/ustack_arch.h"
 #include "ustack.h"
 
+/*
+ * The instance of a node being opened, with a reference (nodes.c too).
+ * Context: task. Return: it, or NULL if it is gone.
+ */
 struct fsm_inst *fsm_node_inst(struct inode *inode)
 {
 	return fsm_inst_get_by_key(inode->i_private);

@@ -178,7 +178,10 @@ void fsm_sources_detach_all_locked(struct fsm_inst *inst, bool in_walk)
 	}
 }
 
-/* The backend's part of a source that is being freed (or never entered). */
+/*
+ * The backend's part of a source that is being freed (or never entered).
+ * Context: task, no fsm_mutex nor event_mutex held (see fsm_src_ops.free).
+ */
 void fsm_src_ops_free(struct fsm_src *src)
 {
 	if (src->ops && src->ops->free)
@@ -186,7 +189,8 @@ void fsm_src_ops_free(struct fsm_src *src)
 }
 
 /*
- * A reference on @mod for @src, pending until entered. Return: taken.
+ * A reference on @mod for @src, pending until entered. Context: task
+ * (resolution, under the event directory's lock). Return: taken.
  * @noref (a replay): pending without a reference, so that a replay never
  * makes "rmmod" of a module just loaded fail: the GOING notifier marks
  * the source mod_gone under the same lock either way, and it is then
@@ -209,7 +213,10 @@ bool fsm_src_modref_get(struct fsm_src *src, struct module *mod,
 	return ok;
 }
 
-/* @src is entered or freed: put its module reference if it still holds it. */
+/*
+ * @src is entered or freed: put its module reference if it still holds it.
+ * Context: task or atomic (a leaf spinlock).
+ */
 void fsm_src_unpend(struct fsm_src *src)
 {
 	bool put;

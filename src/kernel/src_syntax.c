@@ -14,6 +14,7 @@
 #include "tracing.h"
 #include "sources_internal.h"
 
+/* Does token @t name sys:ev? Context: any. */
 bool fsm_tok_match(const struct fsm_tok *t, const char *sys,
 		   const char *ev)
 {
@@ -23,6 +24,10 @@ bool fsm_tok_match(const struct fsm_tok *t, const char *sys,
 	       (!t->ev || !strcmp(t->ev, ev));
 }
 
+/*
+ * Parse one token in place (@s is cut at the colon). Context: any.
+ * Return: 0, or -EINVAL for a malformed token.
+ */
 int fsm_tok_parse(char *s, struct fsm_tok *t)
 {
 	char *colon;
@@ -52,7 +57,7 @@ int fsm_tok_parse(char *s, struct fsm_tok *t)
 	return 0;
 }
 
-/* "sys" and "event" of a src name "sys:event" */
+/* Does token @t name source @src ("sys:event")? Context: any. */
 bool fsm_src_match(const struct fsm_tok *t, const struct fsm_src *src)
 {
 	const char *colon = strchr(src->name, ':');

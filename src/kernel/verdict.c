@@ -363,7 +363,8 @@ void notrace fsm_verdict_none(struct fsm_verdict_slots __percpu *slots)
 /*
  * The print of hidden judging data (the stackmap trigger's companion, a
  * source's post data): nothing, so the trigger file lists what the user
- * wrote and nothing else.
+ * wrote and nothing else. Context: task (the trigger file's seq_file).
+ * Return: 0.
  */
 int fsm_verdict_print_none(struct seq_file *m, struct fsm_kl_trigger_data *data)
 {
