@@ -69,14 +69,21 @@ TRACE_EVENT(file_map,
 	TP_STRUCT__entry(
 		__field(u64, file_id)
 		__field(u32, inst)
-		__string(path, path)
+		/*
+		 * What __string(path, path) declares, spelled with
+		 * __dynamic_array() because __string()'s companion
+		 * __assign_str() changed its arguments across kernels (the
+		 * record is written by ustack_deliver.c, never through this
+		 * assignment; the format file is the same).
+		 */
+		__dynamic_array(char, path, strlen(path) + 1)
 		__dynamic_array(u8, build_id, bid_len)
 	),
 
 	TP_fast_assign(
 		__entry->file_id = file_id;
 		__entry->inst = inst;
-		__assign_str(path, path);
+		memcpy(__get_dynamic_array(path), path, strlen(path) + 1);
 		memcpy(__get_dynamic_array(build_id), build_id, bid_len);
 	),
 

@@ -39,7 +39,7 @@ UFR_ANON, UFR_VDSO, UFR_NOVMA, UFR_SPECIAL = 1 << 56, 1 << 57, 1 << 58, 1 << 59
 USF_IA32, USF_LATE, USF_TRUNC = 0x1, 0x2, 0x4
 USF_UNRELIABLE = 0x80
 # stack_map's name of a compat (USF_IA32) stack: FSM_UST_ARCH_COMPAT_NAME on
-# x86-64 and arm64 kernels (src/kernel/ustack_arch.h)
+# x86-64 and arm64 kernels (src/kernel/compat/ustack_arch.h)
 COMPAT_NAMES = ("ia32", "aarch32")
 # header flags (FSMB_F_*); HIDDEN: kernel ips and ref_symbol_addr are 0
 F_KERNEL, F_PARTIAL, F_USER, F_HIDDEN = 0x1, 0x2, 0x4, 0x8

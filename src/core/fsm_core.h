@@ -213,8 +213,8 @@ int fsm_core_selfcheck(void);
 int fsm_core_call_through(void (*probe)(void *), void *arg);
 
 /*
- * fsm_core_cpu - the CPU number as the core sees it (fsm::plat_cpu(), inline
- * on x86-64 kernels), so the glue can check it against its own.
+ * fsm_core_cpu - the CPU number as the core sees it (fsm::plat_cpu()), so
+ * the glue can check it against its own.
  * Context: any.
  */
 unsigned int fsm_core_cpu(void);

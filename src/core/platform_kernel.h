@@ -33,25 +33,13 @@
 #endif
 
 /*
- * The CPU number without a call: fsm_plat_cpu() is on every insert. On
- * x86-64 this is exactly what the kernel's raw_smp_processor_id() expands
- * to in 6.1 (this_cpu_read(cpu_number): one %gs-relative load of the
- * exported per-CPU variable cpu_number, RIP-relative like the kernel's own
- * code). main.c checks at load time that it agrees with
- * raw_smp_processor_id() (fsm_core_cpu()). Other architectures call the
- * glue's fsm_plat_cpu().
+ * The CPU number: no FSM_PLAT_CPU_INLINE here, so plat_cpu() calls the
+ * glue's fsm_plat_cpu() (src/kernel/core_glue.c: raw_smp_processor_id()).
+ * Where the kernel keeps the number (a per-CPU variable of its own, or a
+ * field of a per-CPU structure) changes across kernels, and this header
+ * must know nothing of kernels. The cost: one direct call and return per
+ * map insert (a few nanoseconds, more with return-thunk mitigations),
+ * next to a stack capture of a microsecond or more.
  */
-#if defined(__x86_64__)
-extern "C" int cpu_number;	/* DECLARE_PER_CPU_READ_MOSTLY(int, cpu_number) */
-
-static inline __attribute__((__always_inline__)) unsigned int fsm_plat_cpu_inline(void)
-{
-	unsigned int cpu;
-
-	asm volatile("movl %%gs:%1, %0" : "=r"(cpu) : "m"(cpu_number));
-	return cpu;
-}
-#define FSM_PLAT_CPU_INLINE fsm_plat_cpu_inline
-#endif /* __x86_64__ */
 
 #endif /* FSM_PLATFORM_KERNEL_H */

@@ -19,7 +19,7 @@
  * Context: task (may sleep). Returns zeroed memory or NULL. Charged to the
  * memory cgroup of the task that creates the map (GFP_KERNEL_ACCOUNT), like
  * other user-triggered kernel allocations; the module's own cap is
- * memory_budget_mb (main.c).
+ * memory_budget_mb (map.c).
  */
 void *fsm_plat_alloc(unsigned long long size)
 {
@@ -35,8 +35,9 @@ void fsm_plat_free(void *p)
 
 /*
  * Context: any. The core only uses the CPU number to pick a counter shard,
- * so migration right after the read is harmless. On x86-64 the core reads
- * it inline instead (platform_kernel.h); main.c checks both agree.
+ * so migration right after the read is harmless. The core's one way to
+ * read it (platform_kernel.h says why it is a call); main.c checks at load
+ * that the core's reading agrees with raw_smp_processor_id().
  */
 unsigned int fsm_plat_cpu(void)
 {

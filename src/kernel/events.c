@@ -7,29 +7,33 @@
  * triggers, and appears in every instance. Its tracepoint is never called.
  * Instead the event class's .reg callback is wrapped: when the event is
  * enabled in an instance (TRACE_REG_REGISTER with that instance's
- * trace_event_file), a probe is attached to the tracepoint of every source
- * event chosen in that instance, with the source as probe data. The probe
- * captures the kernel stack, gets its id from the instance's map and writes
- * a stack_id record into that instance's buffer with
+ * trace_event_file), every source event chosen in that instance is
+ * attached through its source backend (sources.c, struct fsm_src_ops:
+ * trigger data, src_trig.c, or a tracepoint probe, src_probe.c). The
+ * backend's callback captures the kernel stack and gets its id (record.c),
+ * and the records are written here into that instance's buffer with
  * trace_event_buffer_reserve()/_commit(), the pattern kprobe events use.
+ *
+ * This file: the event definitions, the .reg callback, the record writers
+ * and the trace output (printers) of the stack_id, stack_id_user and
+ * stack_fallback records.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
-#include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/ring_buffer.h>
-#include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/trace_events.h>
 #include <linux/tracepoint.h>
 
 #include <ftrace_stackmap/abi.h>
 
-#include "compat.h"
+#include "compat/compat.h"
+#include "compat/ksyms.h"
 #include "tracing.h"
 #include "ustack.h"
 
@@ -47,82 +51,11 @@ static int fsm_event_reg(struct trace_event_call *call, enum trace_reg type,
 #include <ftrace_stackmap/stackmap_events.h>
 #undef trace_event_reg
 
-/*
- * The probe is registered on tracepoints of any prototype as
- * void probe(void *data): it ignores the tracepoint's arguments. On x86-64
- * and arm64 the extra arguments are simply not read. Kernel CFI checks the
- * prototype of every indirect call and would kill such a call.
- */
-#ifdef CONFIG_CFI_CLANG
-#error "ftrace_stackmap: the generic tracepoint probe is incompatible with CONFIG_CFI_CLANG"
-#endif
-
 /* The map stores 64-bit addresses; the probe hands it unsigned longs. */
 static_assert(sizeof(unsigned long) == sizeof(unsigned long long),
 	      "ftrace_stackmap supports 64-bit kernels only");
 static_assert(FSM_MAX_DEPTH == FSM_MAX_KERNEL_DEPTH, "abi.h and fsm_core.h disagree");
 static_assert(FSM_STACK_ID_NONE == FSM_ID_NONE, "abi.h and fsm_core.h disagree");
-
-/*
- * Run after the trace event probes (TRACEPOINT_DEFAULT_PRIO, higher runs
- * first, equal priorities in registration order), so that our record lands
- * right behind the source event's record on this CPU.
- */
-#define FSM_PROBE_PRIO		(TRACEPOINT_DEFAULT_PRIO - 1)
-
-/*
- * Frames captured: the map's maximum plus room for the frames trimmed at the
- * top (unwinder, this probe, the tracepoint iterator): 72 * 8 = 576 bytes.
- * Not on the stack (the probe may run in NMI, on a small stack): per CPU,
- * one buffer per context level that can nest on a CPU (task, softirq, irq,
- * NMI), the way the kernel's own ftrace_stacks work for stack traces
- * (kernel/trace/trace.c, __ftrace_trace_stack()). 4 * 576 = 2304 bytes per
- * CPU for the whole module, from alloc_percpu() at load (not a static
- * DEFINE_PER_CPU: those come from the 8 KiB PERCPU_MODULE_RESERVE that
- * every module of the host shares, and insmod fails when it runs out).
- */
-#define FSM_CAPTURE_DEPTH	(FSM_MAX_KERNEL_DEPTH + 8)
-#define FSM_KSTACK_NESTING	4
-
-struct fsm_kstack {
-	unsigned long ips[FSM_CAPTURE_DEPTH];
-	struct pt_regs regs;	/* the caller's state (fsm_capture()) */
-};
-
-struct fsm_kstacks {
-	struct fsm_kstack stacks[FSM_KSTACK_NESTING];
-	int reserve;	/* levels in use on this CPU */
-};
-
-/*
- * Set by fsm_events_init() before any probe is registered (registration
- * publishes the probe with rcu_assign_pointer(), which orders this store
- * before the probe's load); freed by fsm_events_exit() after
- * tracepoint_synchronize_unregister().
- */
-static struct fsm_kstacks __percpu *fsm_kstacks __read_mostly;
-/* Frames of the unwinder itself that may precede our own frames. */
-#define FSM_TRIM_SCAN		8
-
-/*
- * stack_trace_save_regs(), not exported: resolved once by
- * fsm_events_init() before any probe is registered (ordered before the
- * probes' loads as fsm_kstacks is). NULL: every capture walks from the
- * current frame (said at load).
- */
-static unsigned int (*fsm_k_save_regs)(struct pt_regs *regs,
-				       unsigned long *store, unsigned int size,
-				       unsigned int skipnr) __read_mostly;
-
-/*
- * tracer_tracing_is_on(), not exported (kernel/trace/trace.c): whether the
- * instance's ring buffer takes writes now, i.e. !buffer->record_disabled
- * (ring_buffer_record_is_on(), not exported either): 0 while tracing_on is
- * 0 and while the buffer is disabled for a moment (resize, snapshot swap,
- * tracing_stop()). Resolved like fsm_k_save_regs. NULL: tracepoint-probe
- * sources capture and insert while tracing is off (said at load).
- */
-static bool (*fsm_k_tracing_is_on)(struct trace_array *tr) __read_mostly;
 
 static_assert(FSM_DROP_NR_REASONS - 1 <= FSM_SID_REASON_MAX,
 	      "drop reasons do not fit the record's reason");
@@ -173,9 +106,11 @@ static void *fsm_reserve(struct trace_event_buffer *fbuffer,
 /*
  * fsm_emit_id - the id record of one source event: stack_id (16 bytes in
  * the ring buffer) or, with a user-stack cookie, stack_id_user (24).
+ * The writers run inside the capture path (record.c), in any context:
+ * notrace, as the rest of that path.
  * Context: preemption disabled. Return: true if committed.
  */
-static bool fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie)
+bool notrace fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie)
 {
 	struct trace_event_raw_stack_id_user *eu;
 	struct trace_event_raw_stack_id *e;
@@ -200,8 +135,8 @@ static bool fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie)
 }
 
 /* The stack of @id (stack_def). Context, return: as fsm_emit_id(). */
-static bool fsm_emit_def(struct trace_event_file *file, u32 id, u32 flags,
-			 const unsigned long *ips, unsigned int nr)
+bool notrace fsm_emit_def(struct trace_event_file *file, u32 id, u32 flags,
+			  const unsigned long *ips, unsigned int nr)
 {
 	struct trace_event_raw_stack_def *e;
 	struct trace_event_buffer fbuffer;
@@ -225,9 +160,9 @@ static bool fsm_emit_def(struct trace_event_file *file, u32 id, u32 flags,
  * whole stack (none for reason nested) and the cookie, if any.
  * Context, return: as fsm_emit_id().
  */
-static bool fsm_emit_fallback(struct trace_event_file *file, u32 flags,
-			      u32 reason, u64 cookie, const unsigned long *ips,
-			      unsigned int nr)
+bool notrace fsm_emit_fallback(struct trace_event_file *file, u32 flags,
+			       u32 reason, u64 cookie, const unsigned long *ips,
+			       unsigned int nr)
 {
 	struct trace_event_raw_stack_fallback *e;
 	struct trace_event_buffer fbuffer;
@@ -272,486 +207,12 @@ static u64 fsm_emit_reset(struct trace_event_file *file, u32 gen)
 }
 
 /*
- * Index of the first frame that belongs to the traced code: skip the
- * unwinder's frames, then ours (this module), then the tracepoint iterator
- * (absent when the static call reaches us directly). By address, not by a
- * fixed count. Context: any; bounded by @nr.
- */
-static unsigned int fsm_trim(const struct fsm_src *src, const unsigned long *ips,
-			     unsigned int nr)
-{
-	unsigned int i, own = nr;
-
-	for (i = 0; i < nr && i < FSM_TRIM_SCAN; i++) {
-		if (within_module(ips[i], THIS_MODULE)) {
-			own = i;
-			break;
-		}
-	}
-	if (own == nr)
-		return 0;	/* no frame of ours seen: keep everything */
-	for (i = own; i < nr && within_module(ips[i], THIS_MODULE); i++)
-		;
-	if (i < nr && ips[i] - src->iter_start < src->iter_size)
-		i++;
-	return i;
-}
-
-static __always_inline void fsm_count(local64_t *c)
-{
-	local64_inc(c);
-}
-
-/*
- * fsm_capture - the kernel stack of the traced code into @ks->ips.
- * @caller: the state of the kernel function that called our callback
- *          (FSM_CALLER()), or NULL / ip 0: unknown
- * @skip:   set to the number of leading frames that are not the traced
- *          code's (fsm_trim())
- *
- * With the caller's state, the unwind starts at the caller's frame
- * (stack_trace_save_regs(), the way the kernel unwinds from an
- * exception's registers): regs->ip is the first entry, the caller's
- * callers follow. The unwinder never looks at this module's frames nor at
- * its own, whose ORC lookups in module text (and __kernel_text_address()
- * on each module address) made most of the cost over options/stacktrace.
- * The frames are those the walk from the current frame reports after the
- * module's frames: the unwinder reaches the caller's frame with the same
- * ip, sp and bp (callee-saved, restored through our frames' ORC data), and
- * the ORC entry of a return address describes the state after the call,
- * the state the caller was in during the call. Only ip, sp and bp are
- * set: a caller whose ORC data needed another register (stack realignment
- * prologues) cannot make calls to us from there, and the walk from the
- * current frame would not get that register either.
- * NMI: stack_trace_save_regs() is the same unwinder as stack_trace_save()
- * (arch_stack_walk(), no lock, no allocation, bounded by @size); @ks->regs
- * is written only inside this context level's reservation of @ks (see
- * fsm_record_event_to()), like @ks->ips, so a nested interrupt or NMI
- * uses another slot.
- * Context: as fsm_record_event(); @ks reserved for this context level.
- * Return: the number of frames in @ks->ips.
- */
-static unsigned int notrace fsm_capture(const struct fsm_src *src,
-					const struct fsm_caller *caller,
-					struct fsm_kstack *ks,
-					struct fsm_inst_pcpu *pc,
-					unsigned int *skip)
-{
-	unsigned int nr;
-
-#ifdef CONFIG_X86_64	/* FSM_CALLER() leaves ip 0 elsewhere */
-	if (likely(caller && caller->ip && fsm_k_save_regs)) {
-		ks->regs.ip = caller->ip;
-		ks->regs.sp = caller->sp;
-		ks->regs.bp = caller->bp;
-		ks->regs.cs = __KERNEL_CS;	/* !user_mode() */
-		nr = fsm_k_save_regs(&ks->regs, ks->ips, FSM_CAPTURE_DEPTH, 0);
-		*skip = nr && ks->ips[0] - src->iter_start < src->iter_size;
-		return nr;
-	}
-#endif
-	fsm_count(&pc->own_frame_walks);
-	nr = stack_trace_save(ks->ips, FSM_CAPTURE_DEPTH, 0);
-	*skip = fsm_trim(src, ks->ips, nr);
-	return nr;
-}
-
-/*
- * fsm_record_stack - capture, insert and write the records, with @ks the
- * buffers reserved for this context level on this CPU.
- * Context: as fsm_record_event().
- */
-static bool notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
-				     struct trace_event_file *file,
-				     struct fsm_map *map, struct fsm_inst_pcpu *pc,
-				     struct fsm_kstack *ks,
-				     const struct fsm_caller *caller, bool user)
-{
-	unsigned long *ips = ks->ips;
-	struct fsm_insert_result res;
-	unsigned int nr, skip, n;
-	u32 epoch, flags = 0, id;
-	bool wrote = false;
-	u64 cookie;
-	int ret;
-
-	nr = fsm_capture(src, caller, ks, pc, &skip);
-	n = nr - skip;
-	if (nr == FSM_CAPTURE_DEPTH || n > FSM_MAX_KERNEL_DEPTH) {
-		flags |= FSM_SID_F_TRUNCATED;
-		n = min_t(unsigned int, n, FSM_MAX_KERNEL_DEPTH);
-	}
-
-	fsm_count(&pc->requests);
-	if (flags & FSM_SID_F_TRUNCATED)
-		fsm_count(&pc->truncated);
-	epoch = atomic_read(&inst->epoch);
-	ret = fsm_map_insert(map, (const unsigned long long *)&ips[skip], n,
-			     epoch, &res);
-	cookie = user ? fsm_ustack_request(inst->id) : 0;	/* ustack.c */
-	if (ret) {
-		/* No id: the record carries the whole stack, never lost. */
-		if (!fsm_emit_fallback(file, flags, -ret, cookie, &ips[skip], n)) {
-			fsm_count(&pc->lost);
-			return false;
-		}
-		fsm_count(&pc->records);
-		fsm_count(&pc->fallbacks);
-		return true;
-	}
-
-	id = FSM_SID_MAKE(res.generation, res.id);
-	if (!fsm_emit_id(file, id, cookie)) {
-		fsm_count(&pc->lost);
-		if (res.flags & FSM_INSERT_FIRST_EMIT)
-			goto inline_lost;
-		return false;
-	}
-	fsm_count(&pc->records);
-	wrote = true;
-	if (!(res.flags & FSM_INSERT_FIRST_EMIT))
-		return true;
-	/*
-	 * First use of the id in this recording: its stack follows the id
-	 * record, in a record of its own.
-	 */
-	if (res.flags & FSM_INSERT_NEW)
-		flags |= FSM_SID_F_NEW;
-	if (fsm_emit_def(file, id, flags, &ips[skip], n)) {
-		fsm_count(&pc->inline_emits);
-		return true;
-	}
-inline_lost:
-	fsm_count(&pc->inline_lost);
-	/*
-	 * The id's stack did not reach the trace (tracing_on=0, a full
-	 * non-overwrite buffer...): start a new epoch so that ids carry their
-	 * stack once more. One winner per epoch; a plain value compared by
-	 * the map, no ordering needed.
-	 */
-	atomic_cmpxchg(&inst->epoch, epoch, epoch + 1 ? epoch + 1 : 1);
-	return wrote;	/* the id record went in, its stack_def did not */
-}
-
-/*
- * fsm_record_nested - deeper than task/softirq/irq/NMI: no buffer for the
- * stack. Still write an id record, without id or stack (stack_fallback,
- * reason "nested"): records are paired with their source event by
- * position on the CPU, so a missing record would pair this event with the
- * next event's stack. Context: as fsm_record_event().
- */
-static bool notrace fsm_record_nested(struct trace_event_file *file,
-				      struct fsm_inst_pcpu *pc)
-{
-	fsm_count(&pc->nested);
-	return fsm_emit_fallback(file, 0, FSM_SID_REASON_NESTED, 0, NULL, 0);
-}
-
-/**
- * fsm_record_event - write the stack records of one source event.
- * @inst: the instance whose buffer gets them
- * @src:  the source event (its tracepoint iterator is trimmed from the
- *        stack)
- * @caller: the state of the kernel function that called the callback
- *        (FSM_CALLER()), or NULL: the capture then walks from here
- *
- * The one entry point of every attach path (the tracepoint probe below
- * today): captures the current kernel stack, gets its id from @inst's map
- * and writes the id record (plus the stack_def of a first use) into
- * @inst's buffer, right behind the source record the caller just wrote on
- * this CPU. Does nothing while @inst does not record.
- *
- * Context: any (task, softirq, irq, NMI) with preemption disabled. No lock,
- * no allocation, bounded. Every request that does not produce a record is
- * counted. Return: an id record (stack_id, stack_id_user or
- * stack_fallback) was written.
- */
-bool notrace fsm_record_event(struct fsm_inst *inst, struct fsm_src *src,
-			      const struct fsm_caller *caller)
-{
-	/*
-	 * inst->file and inst->map are written before the probe is
-	 * registered; tracepoint_probe_register() publishes the probe with
-	 * rcu_assign_pointer(), which orders them before our call. The file
-	 * stays valid until we return: the kernel frees an instance's event
-	 * files only after tracepoint_synchronize_unregister(), which waits
-	 * for this preemption-disabled section.
-	 */
-	return fsm_record_event_to(inst, READ_ONCE(inst->file), src, true,
-				   caller);
-}
-
-/**
- * fsm_record_event_to - fsm_record_event() through a given stack_id file.
- * @inst: the instance whose buffer gets the records
- * @file: our stackmap:stack_id event file in @inst's instance (NULL: do
- *        nothing), valid until this returns
- * @src:  the source (for the trim)
- * @user: also request the user stack (when @inst has user stacks on)
- * @caller: as for fsm_record_event()
- *
- * For attach paths that write whether or not stackmap:stack_id is enabled
- * in the instance (the stackmap trigger, trigger.c). @inst's map must have
- * been published (smp_store_release()) before this can be called.
- * Context: as fsm_record_event(). Return: as fsm_record_event().
- */
-bool notrace fsm_record_event_to(struct fsm_inst *inst,
-				 struct trace_event_file *file,
-				 struct fsm_src *src, bool user,
-				 const struct fsm_caller *caller)
-{
-	struct fsm_inst_pcpu *pc;
-	struct fsm_kstacks *ks;
-	struct fsm_map *map;
-	bool done;
-	int level;
-
-	map = READ_ONCE(inst->map);
-	if (unlikely(!file || !map))
-		return false;
-	if (trace_trigger_soft_disabled(file))
-		return false;
-
-	pc = this_cpu_ptr(inst->pcpu);
-	/*
-	 * Reserve this context level's buffer, as __ftrace_trace_stack()
-	 * does. Preemption is off, so we stay on this CPU. The increment is
-	 * a single CPU-local instruction: an interrupt or NMI sees the value
-	 * before or after it, and one that came in between has restored it
-	 * when it returns. barrier() keeps the compiler from moving buffer
-	 * accesses outside the reservation.
-	 */
-	ks = this_cpu_ptr(fsm_kstacks);
-	level = __this_cpu_inc_return(fsm_kstacks->reserve) - 1;
-	barrier();
-	if (likely(level < FSM_KSTACK_NESTING))
-		done = fsm_record_stack(src, inst, file, map, pc,
-					&ks->stacks[level], caller, user);
-	else
-		done = fsm_record_nested(file, pc);
-	barrier();
-	__this_cpu_dec(fsm_kstacks->reserve);
-	return done;
-}
-
-/**
- * fsm_tracing_is_on - whether @tr's ring buffer takes writes now.
- * @tr: an instance whose buffer is alive (an event file of it is in use)
- *
- * tracer_tracing_is_on(): one atomic_read(), no lock, NMI safe. True when
- * the symbol was not found (the state is unknown: said at load).
- * Context: any.
- */
-bool notrace fsm_tracing_is_on(struct trace_array *tr)
-{
-	return !fsm_k_tracing_is_on || fsm_k_tracing_is_on(tr);
-}
-NOKPROBE_SYMBOL(fsm_tracing_is_on);
-
-/* Whether fsm_tracing_is_on() can tell. Context: any, after init. */
-bool fsm_tracing_state_known(void)
-{
-	return fsm_k_tracing_is_on;
-}
-
-/*
- * fsm_probe - tracepoint probe attached to each chosen source event, run
- * after the kernel's probe of the event wrote (or not) its record.
- * @data: the struct fsm_src
- *
- * Context: any (tracepoint: preemption disabled; irq, softirq, NMI).
- */
-static void notrace fsm_probe(void *data)
-{
-	struct fsm_src *src = data;
-	struct fsm_caller caller;
-	unsigned long fl;
-
-	/*
-	 * An id record is written only right behind its own source record:
-	 * the kernel's probe of the event (registered above this one) has
-	 * just written it, or not. This probe sees what decided it through
-	 * the event file's flags and the instance's buffer (review s8):
-	 * - soft-disabled, or refused by set_event_pid (the kernel's pid
-	 *   probes of sched_switch run at INT_MAX and 0, around this one:
-	 *   ignore_pid is what the kernel's probe read), or the instance's
-	 *   buffer takes no writes (tracing_on 0): no source record, so no
-	 *   capture, no insert, no id record; counted as "filtered";
-	 * - a filter on the event (EVENT_FILE_FL_FILTERED) or a conditional
-	 *   trigger (EVENT_FILE_FL_TRIGGER_COND: "traceon if", snapshot,
-	 *   hist, eprobe) decide, or act, at the commit of the record inside
-	 *   the kernel's probe: the record may have been discarded, have
-	 *   gone to temp_buffer while a traceon turned tracing on, have been
-	 *   swapped into the snapshot, or be followed by the trigger's own
-	 *   records. This probe cannot tell, so it writes nothing: no
-	 *   verdict (judged, neither hit nor filtered). An id record written
-	 *   there could follow another record, which would get this stack.
-	 * Unconditional traceon/traceoff/snapshot triggers act before the
-	 * record is reserved, and this probe sees their effect as the
-	 * kernel's reservation did.
-	 *
-	 * Not seen (the flags are read, not locked; the per-CPU ring
-	 * buffer's state is private), each open (review s8): other probes
-	 * of the tracepoint above ours writing into the instance in between
-	 * (a hist onmatch in another instance, bpf_printk); an enable_event
-	 * trigger on the event itself (the kernel's probe tested the flags it
-	 * read before its triggers ran); a record too long for the ring
-	 * buffer; any change of what is read here while the kernel's probe
-	 * runs (tracing_on, flags, pid list, by another CPU or an
-	 * interrupt); tracing_cpumask and a full non-overwrite buffer. The
-	 * stack is then inserted and our reserve fails, or an id record
-	 * follows a record that is not its own: Documentation/tracing.rst,
-	 * "Semantics and limits".
-	 */
-	fl = READ_ONCE(src->file->flags);
-	if (!(fl & EVENT_FILE_FL_ENABLED))
-		return;
-	local64_inc(&this_cpu_ptr(src->pc)->judged);
-	if (fl & (EVENT_FILE_FL_FILTERED | EVENT_FILE_FL_TRIGGER_COND))
-		return;
-	if ((fl & EVENT_FILE_FL_SOFT_DISABLED) ||
-	    ((fl & EVENT_FILE_FL_PID_FILTER) &&
-	     trace_event_ignore_this_pid(src->file)) ||
-	    !fsm_tracing_is_on(src->tr)) {
-		local64_inc(&this_cpu_ptr(src->pc)->filtered);
-		return;
-	}
-	local64_inc(&this_cpu_ptr(src->pc)->hits);
-	FSM_CALLER(&caller);	/* this function's frame: see fsm_capture() */
-	if (fsm_record_event(src->inst, src, &caller))
-		local64_inc(&this_cpu_ptr(src->pc)->records);
-	else
-		local64_inc(&this_cpu_ptr(src->pc)->drops);
-}
-NOKPROBE_SYMBOL(fsm_probe);
-
-/**
- * fsm_src_attach_locked - attach a source: its hidden trigger data pair
- * (trigger path, trigger.c) or its tracepoint probe.
- * @src: source of an instance that is recording
- *
- * Context: task, fsm_mutex held; event_mutex too for the trigger path
- * (fsm_event_lock(), or the kernel's .reg callback).
- * Return: 0, -ENODEV (the event is gone), or the error of
- * tracepoint_probe_register_prio().
- */
-int fsm_src_attach_locked(struct fsm_src *src)
-{
-	int ret;
-
-	lockdep_assert_held(&fsm_mutex);
-	if (src->attached)
-		return 0;
-	if (src->trig) {
-		ret = fsm_srctrig_link(src);
-		if (!ret)
-			src->attached = true;
-		return ret;
-	}
-	ret = tracepoint_probe_register_prio(src->tp, (void *)fsm_probe, src,
-					     FSM_PROBE_PRIO);
-	if (ret) {
-		pr_warn_ratelimited("%s: cannot attach to %s (%d)\n",
-				    fsm_inst_label(src->inst), src->name, ret);
-		return ret;
-	}
-	src->attached = true;
-	return 0;
-}
-
-/**
- * fsm_src_detach_locked - detach the probe from a source event.
- * @src: source
- *
- * The probe may still be running on other CPUs when this returns: call
- * tracepoint_synchronize_unregister() before freeing @src or its instance.
- * Context: task, fsm_mutex held.
- */
-void fsm_src_detach_locked(struct fsm_src *src)
-{
-	lockdep_assert_held(&fsm_mutex);
-	if (!src->attached)
-		return;
-	src->attached = false;
-	if (src->trig) {
-		fsm_srctrig_unlink(src);
-		return;
-	}
-	WARN_ON_ONCE(tracepoint_probe_unregister(src->tp, (void *)fsm_probe, src));
-}
-
-/*
- * @in_walk: the caller may be inside the kernel's walk of a trigger list
- * (see fsm_unregister()): pairs of trigger-path sources are quiesced,
- * left on their lists, not taken off (fsm_srctrig_quiesce()).
- */
-static void fsm_detach_all_locked(struct fsm_inst *inst, bool in_walk)
-{
-	struct fsm_src *src;
-
-	list_for_each_entry(src, &inst->sources, list) {
-		if (in_walk && src->trig && src->attached) {
-			src->attached = false;
-			fsm_srctrig_quiesce(src);
-		} else {
-			fsm_src_detach_locked(src);
-		}
-	}
-}
-
-/**
- * fsm_inst_prepare_map - create @inst's stack map before recording starts.
- * @inst: instance
- *
- * options/stackmap calls it before it enables the event, so that the map
- * (up to hundreds of MiB at bits=20) is allocated and zeroed without any
- * global lock held; the REGISTER callback, which runs under event_mutex,
- * then finds it. Enabling events/stackmap/stack_id directly calls it from
- * that callback (fsm_register()), with event_mutex held by the kernel but
- * not fsm_mutex. Two callers are serialised by the instance's
- * map_alloc_mutex: the second finds the first one's map (never a second
- * allocation, which could fail the memory budget for nothing).
- * Context: task, fsm_mutex not held (event_mutex may be).
- * Return: 0, or the error of fsm_map_new() (-ENOMEM past memory_budget_mb).
- */
-int fsm_inst_prepare_map(struct fsm_inst *inst)
-{
-	struct fsm_map_params p = {
-		.bits = fsm_bits,
-		.max_depth = FSM_MAX_KERNEL_DEPTH,
-	};
-	struct fsm_map *map;
-	u32 gen;
-
-	if (smp_load_acquire(&inst->map))	/* pairs with the stores below */
-		return 0;
-	mutex_lock(&inst->map_alloc_mutex);
-	if (inst->map) {		/* a concurrent enable made it */
-		mutex_unlock(&inst->map_alloc_mutex);
-		return 0;
-	}
-	map = fsm_map_new(&p, fsm_inst_label(inst), "stack map", &gen);
-	if (IS_ERR(map)) {
-		mutex_unlock(&inst->map_alloc_mutex);
-		return PTR_ERR(map);
-	}
-	mutex_lock(&fsm_mutex);
-	inst->gen = gen;
-	/* Pairs with smp_load_acquire() above and in nodes.c. */
-	smp_store_release(&inst->map, map);
-	mutex_unlock(&fsm_mutex);
-	mutex_unlock(&inst->map_alloc_mutex);
-	return 0;
-}
-
-/*
  * TRACE_REG_REGISTER of stackmap:stack_id in @file's instance.
  * Context: task, event_mutex held (by the kernel).
  */
 static int fsm_register(struct trace_event_file *file)
 {
 	struct fsm_inst *inst, *ref = NULL;
-	struct fsm_src *src;
 	int ret;
 
 	mutex_lock(&fsm_mutex);
@@ -805,20 +266,18 @@ static int fsm_register(struct trace_event_file *file)
 	if (!atomic_inc_return(&inst->epoch))
 		atomic_inc(&inst->epoch);	/* 0 means "never inline" */
 	/*
-	 * Published to the probes by tracepoint_probe_register_prio() below:
-	 * it installs the probe with rcu_assign_pointer() (release), which
-	 * orders this store (and the map's) before any call of the probe.
-	 * The READ_ONCE() in fsm_probe() only keeps the compiler honest.
+	 * Published to the sources' callbacks by their attach below
+	 * (fsm_sources_attach_all_locked()): tracepoint_probe_register_prio()
+	 * installs a probe with rcu_assign_pointer() (src_probe.c), the
+	 * trigger backend links its data with list_add_tail_rcu()
+	 * (src_trig.c), both a release, which orders this store (and the
+	 * map's) before any call of the callback. The READ_ONCE() in
+	 * fsm_record_event() only keeps the compiler honest.
 	 */
 	WRITE_ONCE(inst->file, file);
-	list_for_each_entry(src, &inst->sources, list) {
-		ret = fsm_src_attach_locked(src);
-		if (ret) {
-			fsm_detach_all_locked(inst, false);
-			WRITE_ONCE(inst->file, NULL);
-			goto out;
-		}
-	}
+	ret = fsm_sources_attach_all_locked(inst);
+	if (ret)
+		WRITE_ONCE(inst->file, NULL);
 out:
 	mutex_unlock(&fsm_mutex);
 	if (ref)
@@ -837,9 +296,9 @@ out:
  * SOFT_MODE nor SOFT_DISABLED). Its caller is the free or removal of an
  * enable_event/disable_event trigger, or the end of stack_id's own trigger
  * mode, and may be inside a walk of a trigger list holding our pairs:
- * clear_event_triggers() (rmdir), with kprobes disarmed (review s7).
- * There the sources' pairs are quiesced, not taken off (trigger.c,
- * fsm_srctrig_quiesce()).
+ * clear_event_triggers() (rmdir), with kprobes disarmed.
+ * There the sources' pairs are quiesced, not taken off (the backend's
+ * quiesce, src_trig.c).
  * Context: task, event_mutex held.
  */
 static void fsm_unregister(struct trace_event_file *file)
@@ -856,7 +315,7 @@ static void fsm_unregister(struct trace_event_file *file)
 		}
 	}
 	if (found) {
-		fsm_detach_all_locked(found, in_walk);
+		fsm_sources_detach_all_locked(found, in_walk);
 		WRITE_ONCE(found->file, NULL);
 	}
 	mutex_unlock(&fsm_mutex);
@@ -1013,30 +472,6 @@ static void fsm_print_ips(struct trace_seq *s, const unsigned long *ips,
 		else
 			fsm_print_ip(s, ips[i], sym);
 	}
-}
-
-/*
- * fsm_inst_of_tr_rcu - the instance of @tr, for the trace output (also
- * ustack_deliver.c). Context: rcu_read_lock() held; the instance stays valid
- * until rcu_read_unlock() (freed after synchronize_rcu()). Return: it, or
- * NULL.
- */
-struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr)
-{
-	struct fsm_inst *inst;
-	unsigned long idx;
-
-	/*
-	 * No instance for a NULL @tr (tp_printk's iterator has none), and
-	 * none that is dead: its trace_array may be freed and its address
-	 * reused by a new instance before the dead one is reaped.
-	 */
-	if (!tr)
-		return NULL;
-	xa_for_each(&fsm_insts, idx, inst)
-		if (READ_ONCE(inst->tr) == tr && fsm_inst_alive(inst))
-			return inst;
-	return NULL;
 }
 
 /*
@@ -1211,10 +646,10 @@ void fsm_set_output(struct trace_event_call *call,
 
 /**
  * fsm_events_init - check that the event class is routed through us and
- * allocate the probes' per-CPU stack buffers.
+ * put our printers in place.
  * Context: task (module init), before any probe is registered.
  * Return: 0, -EINVAL if the TRACE_EVENT expansion did not pick up
- * fsm_event_reg() (a kernel whose macros changed), or -ENOMEM.
+ * fsm_event_reg() (a kernel whose macros changed).
  */
 int fsm_events_init(void)
 {
@@ -1222,13 +657,6 @@ int fsm_events_init(void)
 		pr_err("stackmap:stack_id is not routed through the module's .reg\n");
 		return -EINVAL;
 	}
-	fsm_kstacks = alloc_percpu(struct fsm_kstacks);
-	if (!fsm_kstacks)
-		return -ENOMEM;
-	fsm_k_save_regs = fsm_compat_ksym("stack_trace_save_regs", true);
-	if (!fsm_k_save_regs)
-		pr_info("stack_trace_save_regs not found: stack captures walk the module's own frames (slower)\n");
-	fsm_k_tracing_is_on = fsm_compat_ksym("tracer_tracing_is_on", true);
 	fsm_set_output(&event_stack_id, &fsm_sid_funcs, fsm_sid_trace,
 		       fsm_sid_raw);
 	fsm_set_output(&event_stack_id_user, &fsm_sidu_funcs, fsm_sid_trace,
@@ -1239,14 +667,10 @@ int fsm_events_init(void)
 }
 
 /**
- * fsm_events_exit - free the per-CPU stack buffers. The event goes away
- * with the module; fsm_event_reg() answers the UNREGISTER calls of that
- * removal.
- * Context: task (module exit or failed init), after every probe was
- * unregistered and tracepoint_synchronize_unregister() returned.
+ * fsm_events_exit - nothing to undo: the event goes away with the module;
+ * fsm_event_reg() answers the UNREGISTER calls of that removal.
+ * Context: task (module exit or failed init).
  */
 void fsm_events_exit(void)
 {
-	free_percpu(fsm_kstacks);
-	fsm_kstacks = NULL;
 }

@@ -48,6 +48,7 @@
 #include <linux/trace_seq.h>
 #include <linux/vmalloc.h>
 
+#include "compat/compat.h"
 #include "fsm_buildid.h"
 #include "param.h"
 #include "ustack.h"
@@ -193,8 +194,7 @@ static u64 fsm_fid_ident(struct file *file, struct fsm_fid_ident *ident)
 	ident->ino = inode->i_ino;
 	ident->dev = inode->i_sb->s_dev;
 	ident->gen = READ_ONCE(inode->i_generation);
-	ident->ctime_sec = READ_ONCE(inode->i_ctime.tv_sec);
-	ident->ctime_nsec = READ_ONCE(inode->i_ctime.tv_nsec);
+	fsm_compat_inode_ctime(inode, &ident->ctime_sec, &ident->ctime_nsec);
 	id = siphash_4u64(ident->ino, ident->ctime_sec,
 			  (u64)ident->dev << 32 | ident->gen, ident->ctime_nsec,
 			  &fsm_fid_key);

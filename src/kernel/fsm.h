@@ -4,7 +4,7 @@
  *
  * The module is three layers: the C++ core (src/core, no kernel headers,
  * reached through src/core/fsm_core.h), this C glue (kernel APIs), and the
- * compat layer (src/kernel/compat.h: the one place that knows about kernel
+ * compat layer (src/kernel/compat/: the one place that knows about kernel
  * differences and non-exported symbols).
  */
 #ifndef FSM_H
@@ -19,7 +19,7 @@
 extern unsigned int fsm_bits;
 
 /*
- * A stack map keyed with the per-load random hash key (main.c), charged to
+ * A stack map keyed with the per-load random hash key (map.c), charged to
  * the module's memory budget (memory_budget_mb); ERR_PTR() after one dmesg
  * line on failure (-ENOMEM past the budget).
  */
@@ -27,5 +27,7 @@ struct fsm_map *fsm_map_new(struct fsm_map_params *p, const char *label,
 			    const char *what, u32 *gen);
 /* Destroy a map of fsm_map_new(), uncharging it from the memory budget. */
 void fsm_map_free(struct fsm_map *map);
+/* Draw the maps' hash key (module init, before any map). */
+void fsm_map_init(void);
 
 #endif /* FSM_H */

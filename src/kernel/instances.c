@@ -3,11 +3,15 @@
  * instances.c - the registry of instances: one struct fsm_inst per ftrace
  * instance, by id, with its reference count, its id and its maps.
  *
- * A registry only: it calls none of the other parts of the module (the
- * core's fsm_map_free() for the maps it frees aside). Who
- * creates an instance, makes its nodes and sources and reaps it is
- * lifecycle.c; the order of module init and exit is main.c's. The others
- * look instances up here (by id, by node key, by trace_array).
+ * The base of the tracing glue: it calls only the bottom (map.c for the
+ * maps it makes and frees, compat for the instance directory of an event
+ * file). What the layers above must learn from it goes through the hooks
+ * main.c hands down (struct fsm_inst_hooks: an instance was made, which
+ * ids the user-stack side still uses, an id to reset). Who makes an
+ * instance's nodes and sources and reaps it is lifecycle.c; the order of
+ * module init and exit is main.c's. The others look instances up here (by
+ * id, by node key, by trace_array) and read the module state (fsm_ready,
+ * fsm_shutting_down) here.
  *
  * Instance ids (the "inst" field of records, bits of the user-stack masks)
  * are the lowest free ones, reused after removal. An id is given back only
@@ -34,6 +38,7 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 
+#include "compat/compat.h"
 #include "tracing.h"
 #include "ustack.h"
 
@@ -47,12 +52,38 @@ static bool fsm_registry_closed;
  * Instance ids 1..: the lowest free one (fsm_inst_ida, fsm_mutex). An id
  * below FSM_UST_MAX_INST (user stacks) whose instance went is retired
  * (fsm_retired_ids, fsm_mutex) until nothing of the user-stack side can
- * refer to it any more: lifecycle.c asks ustack_deliver.c and gives it
- * back with fsm_inst_ids_free_locked().
+ * refer to it any more: fsm_ids_reclaim_locked() asks the user-stack side
+ * (the ids_busy hook) and gives it back with fsm_inst_ids_free_locked().
  */
 static DEFINE_IDA(fsm_inst_ida);
 static u64 fsm_retired_ids;
 static u32 fsm_inst_seq;
+
+/* Module state, written by lifecycle.c (init, exit), read everywhere. */
+bool fsm_shutting_down;	/* module exit (or a failed init) began */
+bool fsm_ready;		/* init is done: recording may start */
+
+/* tracefs "instances" (lifecycle.c sets it at init, clears it at exit) */
+struct dentry *fsm_instances_dir;
+
+/*
+ * What the registry tells the layers above it (main.c wires them before
+ * any instance is made; fsm_inst_set_hooks()). Never NULL after that: the
+ * registry calls them without checking.
+ */
+static const struct fsm_inst_hooks *fsm_hooks;
+
+/**
+ * fsm_inst_set_hooks - install the hooks of the layers above.
+ * @hooks: static, every member set
+ *
+ * Context: module init, before any instance exists.
+ */
+void fsm_inst_set_hooks(const struct fsm_inst_hooks *hooks)
+{
+	fsm_hooks = hooks;
+}
+
 
 /**
  * fsm_inst_label - name of an instance for messages.
@@ -86,7 +117,7 @@ bool fsm_inst_alive(const struct fsm_inst *inst)
  * fsm_inst_ids_retired_locked - the ids retired and not given back yet.
  * Context: fsm_mutex held. Return: a mask of ids below FSM_UST_MAX_INST.
  */
-u64 fsm_inst_ids_retired_locked(void)
+static u64 fsm_inst_ids_retired_locked(void)
 {
 	lockdep_assert_held(&fsm_mutex);
 	return fsm_retired_ids;
@@ -98,7 +129,7 @@ u64 fsm_inst_ids_retired_locked(void)
  *       fsm_inst_id_release())
  * Context: fsm_mutex held.
  */
-void fsm_inst_ids_free_locked(u64 ids)
+static void fsm_inst_ids_free_locked(u64 ids)
 {
 	unsigned int id;
 
@@ -168,7 +199,7 @@ static void fsm_inst_release(struct kref *ref)
 	if (inst->id)
 		fsm_inst_id_release(inst->id);
 	fsm_map_free(inst->map);
-	fsm_map_free(inst->umap);	/* user stacks (ustack.c) */
+	fsm_map_free(inst->umap);	/* user stacks (ustack_deliver.c) */
 	free_percpu(inst->pcpu);
 	dput(inst->dir);
 	kfree(inst->src_pat);
@@ -306,8 +337,9 @@ struct fsm_inst *fsm_inst_find_name_locked(const char *name)
  * Context: task, fsm_mutex held.
  * Return: the instance (the registry's reference) or an ERR_PTR.
  */
-struct fsm_inst *fsm_inst_add_locked(struct dentry *dir, const char *name,
-				     struct trace_array *tr)
+static struct fsm_inst *fsm_inst_add_locked(struct dentry *dir,
+					    const char *name,
+					    struct trace_array *tr)
 {
 	struct fsm_inst *inst;
 	int ret;
@@ -339,6 +371,159 @@ struct fsm_inst *fsm_inst_add_locked(struct dentry *dir, const char *name,
 		return ERR_PTR(ret);
 	}
 	return inst;
+}
+
+/*
+ * Give the retired instance ids that nothing refers to any more back to
+ * the registry, their user-stack counters zeroed (see
+ * fsm_inst_id_release()). Cheap when none is retired; else one scan of
+ * the user-stack task table. Context: task, fsm_mutex held.
+ */
+static void fsm_ids_reclaim_locked(void)
+{
+	u64 free = fsm_inst_ids_retired_locked();
+	unsigned int id;
+
+	lockdep_assert_held(&fsm_mutex);
+	if (!free)
+		return;
+	free &= ~fsm_hooks->ids_busy();
+	for_each_set_bit(id, (unsigned long *)&free, FSM_UST_MAX_INST)
+		fsm_hooks->id_reset(id);
+	fsm_inst_ids_free_locked(free);
+}
+
+/**
+ * fsm_inst_find_or_create_dir_locked - the instance of directory @dir with
+ * key @tr; created when not known (the created hook is told).
+ * @dir: the instance's directory (the caller keeps its own reference)
+ * @tr:  its trace_array (opaque key)
+ *
+ * Context: task, fsm_mutex held.
+ * Return: the instance (no new reference) or an ERR_PTR.
+ */
+struct fsm_inst *fsm_inst_find_or_create_dir_locked(struct dentry *dir,
+						    struct trace_array *tr)
+{
+	struct fsm_inst *inst;
+	const char *name = NULL;
+
+	lockdep_assert_held(&fsm_mutex);
+	inst = fsm_inst_find_tr_locked(tr);
+	if (inst)
+		return inst;
+
+	if (!IS_ROOT(dir)) {
+		/* instances/NAME; tracefs has no rename, d_name is stable */
+		if (!fsm_instances_dir || dir->d_parent != fsm_instances_dir)
+			return ERR_PTR(-ENODEV);
+		if (d_unhashed(dir))
+			return ERR_PTR(-ENOENT);	/* removed meanwhile */
+		name = dir->d_name.name;
+		/* the lowest free id: user stacks need one below 63 */
+		fsm_ids_reclaim_locked();
+	}
+	inst = fsm_inst_add_locked(dir, name, tr);
+	if (!IS_ERR(inst))
+		fsm_hooks->created(inst);
+	return inst;
+}
+
+/**
+ * fsm_inst_find_or_create_locked - the instance of one of our event files.
+ * @file: our stackmap:stack_id file in some instance; the caller keeps the
+ *        instance alive (event_mutex held, or a trace_get_event_file()
+ *        reference)
+ *
+ * Creates the struct fsm_inst when the instance is not known yet and kicks
+ * the work that creates its nodes.
+ * Context: task, fsm_mutex held.
+ * Return: the instance (no new reference) or an ERR_PTR.
+ */
+struct fsm_inst *fsm_inst_find_or_create_locked(struct trace_event_file *file)
+{
+	struct fsm_inst *inst;
+	struct dentry *dir;
+
+	lockdep_assert_held(&fsm_mutex);
+	inst = fsm_inst_find_tr_locked(file->tr);
+	if (inst)
+		return inst;
+	dir = fsm_compat_event_file_instance_dir(file);
+	if (!dir)
+		return ERR_PTR(-ENODEV);
+	inst = fsm_inst_find_or_create_dir_locked(dir, file->tr);
+	dput(dir);
+	return inst;
+}
+
+/**
+ * fsm_inst_prepare_map - create @inst's stack map before recording starts.
+ * @inst: instance
+ *
+ * options/stackmap calls it before it enables the event, so that the map
+ * (up to hundreds of MiB at bits=20) is allocated and zeroed without any
+ * global lock held; the REGISTER callback, which runs under event_mutex,
+ * then finds it. Enabling events/stackmap/stack_id directly calls it from
+ * that callback (fsm_register()), with event_mutex held by the kernel but
+ * not fsm_mutex. Two callers are serialised by the instance's
+ * map_alloc_mutex: the second finds the first one's map (never a second
+ * allocation, which could fail the memory budget for nothing).
+ * Context: task, fsm_mutex not held (event_mutex may be).
+ * Return: 0, or the error of fsm_map_new() (-ENOMEM past memory_budget_mb).
+ */
+int fsm_inst_prepare_map(struct fsm_inst *inst)
+{
+	struct fsm_map_params p = {
+		.bits = fsm_bits,
+		.max_depth = FSM_MAX_KERNEL_DEPTH,
+	};
+	struct fsm_map *map;
+	u32 gen;
+
+	if (smp_load_acquire(&inst->map))	/* pairs with the stores below */
+		return 0;
+	mutex_lock(&inst->map_alloc_mutex);
+	if (inst->map) {		/* a concurrent enable made it */
+		mutex_unlock(&inst->map_alloc_mutex);
+		return 0;
+	}
+	map = fsm_map_new(&p, fsm_inst_label(inst), "stack map", &gen);
+	if (IS_ERR(map)) {
+		mutex_unlock(&inst->map_alloc_mutex);
+		return PTR_ERR(map);
+	}
+	mutex_lock(&fsm_mutex);
+	inst->gen = gen;
+	/* Pairs with smp_load_acquire() above, in nodes.c, nodes_map.c, events.c. */
+	smp_store_release(&inst->map, map);
+	mutex_unlock(&fsm_mutex);
+	mutex_unlock(&inst->map_alloc_mutex);
+	return 0;
+}
+
+/*
+ * fsm_inst_of_tr_rcu - the instance of @tr, for the trace output (also
+ * ustack_deliver.c). Context: rcu_read_lock() held; the instance stays valid
+ * until rcu_read_unlock() (freed after synchronize_rcu()). Return: it, or
+ * NULL.
+ */
+struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr)
+{
+	struct fsm_inst *inst;
+	unsigned long idx;
+
+	/*
+	 * No instance for a NULL @tr (tp_printk's iterator has none), and
+	 * none that is dead: its trace_array may be freed and its address
+	 * reused by a new instance before the dead one is reaped.
+	 */
+	if (!tr)
+		return NULL;
+	xa_for_each(&fsm_insts, idx, inst)
+		if (READ_ONCE(inst->tr) == tr && fsm_inst_alive(inst))
+			return inst;
+	return NULL;
 }
 
 /**

@@ -71,19 +71,15 @@
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
-#include "compat.h"
+#include "compat/compat.h"
 #include "tracing.h"
 #include "ustack.h"
-
-bool fsm_shutting_down;	/* module exit (or a failed init) began */
-bool fsm_ready;		/* init is done: recording may start */
 
 char *fsm_default_events;
 module_param_named(events, fsm_default_events, charp, 0444);
 MODULE_PARM_DESC(events,
 		 "Default source events of every instance, set_event syntax separated by commas, e.g. \"sched:sched_switch,irq:*\"; unknown events fail the load");
 
-static struct dentry *fsm_instances_dir;	/* tracefs "instances" */
 /* fsm_sync_work may be queued (false before init is done, during exit) */
 static bool fsm_worker_on;
 
@@ -92,87 +88,6 @@ static DECLARE_WORK(fsm_sync_work, fsm_sync_workfn);
 /* an instance was seen half made (kernel-made, populating): look again */
 static void fsm_retry_workfn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(fsm_retry_work, fsm_retry_workfn);
-
-/*
- * Give the retired instance ids that nothing refers to any more back to
- * the registry, their user-stack counters zeroed (see
- * fsm_inst_id_release()). Cheap when none is retired; else one scan of
- * the user-stack task table. Context: task, fsm_mutex held.
- */
-static void fsm_ids_reclaim_locked(void)
-{
-	u64 free = fsm_inst_ids_retired_locked();
-	unsigned int id;
-
-	lockdep_assert_held(&fsm_mutex);
-	if (!free)
-		return;
-	free &= ~fsm_ustack_ids_busy();
-	for_each_set_bit(id, (unsigned long *)&free, FSM_UST_MAX_INST)
-		fsm_ustack_id_reset(id);
-	fsm_inst_ids_free_locked(free);
-}
-
-/*
- * The instance of directory @dir with key @tr; created when not known.
- * @dir: the instance's directory (the caller keeps its own reference)
- * Context: task, fsm_mutex held.
- * Return: the instance (no new reference) or an ERR_PTR.
- */
-static struct fsm_inst *fsm_inst_find_or_create_dir_locked(struct dentry *dir,
-							   struct trace_array *tr)
-{
-	struct fsm_inst *inst;
-	const char *name = NULL;
-
-	lockdep_assert_held(&fsm_mutex);
-	inst = fsm_inst_find_tr_locked(tr);
-	if (inst)
-		return inst;
-
-	if (!IS_ROOT(dir)) {
-		/* instances/NAME; tracefs has no rename, d_name is stable */
-		if (!fsm_instances_dir || dir->d_parent != fsm_instances_dir)
-			return ERR_PTR(-ENODEV);
-		if (d_unhashed(dir))
-			return ERR_PTR(-ENOENT);	/* removed meanwhile */
-		name = dir->d_name.name;
-		/* the lowest free id: user stacks need one below 63 */
-		fsm_ids_reclaim_locked();
-	}
-	inst = fsm_inst_add_locked(dir, name, tr);
-	if (!IS_ERR(inst))
-		fsm_inst_kick_worker();
-	return inst;
-}
-
-/**
- * fsm_inst_find_or_create_locked - the instance of one of our event files.
- * @file: our stackmap:stack_id file in some instance; the caller keeps the
- *        instance alive (event_mutex held, or a trace_get_event_file()
- *        reference)
- *
- * Creates the struct fsm_inst when the instance is not known yet and kicks
- * the work that creates its nodes.
- * Context: task, fsm_mutex held.
- * Return: the instance (no new reference) or an ERR_PTR.
- */
-struct fsm_inst *fsm_inst_find_or_create_locked(struct trace_event_file *file)
-{
-	struct fsm_inst *inst;
-	struct dentry *dir;
-
-	lockdep_assert_held(&fsm_mutex);
-	inst = fsm_inst_find_tr_locked(file->tr);
-	if (inst)
-		return inst;
-	dir = fsm_compat_event_file_instance_dir(file);
-	if (!dir)
-		return ERR_PTR(-ENODEV);
-	inst = fsm_inst_find_or_create_dir_locked(dir, file->tr);
-	dput(dir);
-	return inst;
-}
 
 /**
  * fsm_inst_kick_worker - have fsm_sync_work look at the instances.
@@ -223,13 +138,13 @@ static void fsm_reap_dead(void)
 	/*
 	 * The kernel disabled our event before the rmdir; be sure anyway.
 	 * Trigger-path sources of a removed instance were unlinked by the
-	 * clear_event_triggers() hook (trigger.c) before its files went, or
+	 * clear_event_triggers() hook (src_trig.c) before its files went, or
 	 * taken off by the kernel itself (kprobes disarmed). One still linked
 	 * (on a dynamic event's file removed while kprobes were disarmed, if
 	 * the instance's UNREGISTER did not detach it) is taken off here, and
 	 * its counts of buffered events given back: under event_mutex, as
 	 * every change of a trigger list and trace_buffered_event_disable()
-	 * want (review s7). A dead instance takes no new source
+	 * want. A dead instance takes no new source
 	 * (fsm_sources_update() checks fsm_inst_alive() under fsm_mutex).
 	 */
 	list_for_each_entry(inst, &reap, reap) {
@@ -462,7 +377,7 @@ static void fsm_retry_workfn(struct work_struct *work)
  *
  * The sync work may have learnt the instance while it was half made
  * (kicked by FSM_DIR_NEW, polling every HZ / 10 while the ~2,000 event
- * directories are made). Then (review lc4):
+ * directories are made). Then:
  *  - its nodes may be missing (-EAGAIN in fsm_nodes_create(), never
  *    nodes_gone for a live instance): made here, the instance is complete;
  *  - its defaults may be claimed by the work and still being installed:

@@ -15,63 +15,22 @@
 #include <linux/preempt.h>
 #include <linux/smp.h>
 #include <linux/kernel.h>
-#include <linux/random.h>
 #include <linux/kstrtox.h>
 #include <linux/kallsyms.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 
-#include "compat.h"
+#include "compat/compat.h"
+#include "compat/ksyms.h"
 #include "fsm.h"
 #include "param.h"
 #include "tracing.h"
 #include "ustack.h"
 
-unsigned int fsm_bits = FSM_BITS_DEFAULT;
-static u64 fsm_key[2];
-
 static bool fsm_force_debugfs;
 module_param_named(force_debugfs, fsm_force_debugfs, bool, 0444);
 MODULE_PARM_DESC(force_debugfs,
 		 "Offer the nodes under /sys/kernel/debug/ftrace_stackmap even when tracefs is usable (tests)");
-
-/*
- * memory_budget_mb: all stack maps of the module together (kernel and user
- * maps of every instance), in MiB. fsm_map_new() charges a map's exact size
- * (fsm_map_memory_bytes()) before allocating it and refuses past the
- * budget; fsm_map_free() gives it back.
- */
-#define FSM_BUDGET_MIN_MB	1
-#define FSM_BUDGET_MAX_MB	(1U << 20)	/* 1 TiB */
-#define FSM_BUDGET_DEFAULT_MB	1024
-static unsigned int fsm_budget_mb = FSM_BUDGET_DEFAULT_MB;
-static atomic64_t fsm_mem_charged = ATOMIC64_INIT(0);
-
-/*
- * bits: capacity exponent of every stack map (2^bits stacks per instance,
- * 2^(bits+1) hash slots). Validated, never clamped (param.h).
- */
-static struct fsm_param_range fsm_bits_range = {
-	.val = &fsm_bits, .min = FSM_BITS_MIN, .max = FSM_BITS_MAX,
-};
-module_param_cb(bits, &fsm_param_range_ops, &fsm_bits_range, 0444);
-MODULE_PARM_DESC(bits,
-		 "Stack map capacity exponent: 2^bits distinct stacks per instance, accepted "
-		 __stringify(FSM_BITS_MIN) ".." __stringify(FSM_BITS_MAX)
-		 " (default " __stringify(FSM_BITS_DEFAULT) ")");
-
-/*
- * memory_budget_mb: validated like bits. Writable at run time (0644): a
- * lower budget refuses new maps, it never frees existing ones.
- */
-static struct fsm_param_range fsm_budget_range = {
-	.val = &fsm_budget_mb, .min = FSM_BUDGET_MIN_MB, .max = FSM_BUDGET_MAX_MB,
-};
-module_param_cb(memory_budget_mb, &fsm_param_range_ops, &fsm_budget_range, 0644);
-MODULE_PARM_DESC(memory_budget_mb,
-		 "Memory of all stack maps together, MiB, accepted "
-		 __stringify(FSM_BUDGET_MIN_MB) ".." __stringify(FSM_BUDGET_MAX_MB)
-		 " (default " __stringify(FSM_BUDGET_DEFAULT_MB) ")");
 
 /*
  * force_probe_sources: sources are tracepoint probes even where the trigger
@@ -87,74 +46,6 @@ static bool show_selfcheck_trace;
 module_param(show_selfcheck_trace, bool, 0444);
 MODULE_PARM_DESC(show_selfcheck_trace,
 		 "Print the load-time stack trace taken through the C++ core (default 0)");
-
-/**
- * fsm_map_new - create a stack map keyed with this module's random key.
- * @p:     parameters; the key is filled in here
- * @label: owner of the map, for the message
- * @what:  "stack map", "user stack map", for the message
- * @gen:   set to the map's first generation
- *
- * Context: task (allocates).
- * Return: the map, or an ERR_PTR() after one dmesg line.
- */
-struct fsm_map *fsm_map_new(struct fsm_map_params *p, const char *label,
-			    const char *what, u32 *gen)
-{
-	u64 budget = (u64)READ_ONCE(fsm_budget_mb) << 20;
-	u64 size = fsm_map_memory_bytes(p);
-	struct fsm_map_stats st;
-	struct fsm_map *map;
-	s64 charged;
-	int err = 0;
-
-	if (!size) {
-		pr_warn_ratelimited("%s: invalid %s parameters (bits=%u)\n",
-				    label, what, p->bits);
-		return ERR_PTR(-EINVAL);
-	}
-	/* Charge first: concurrent creations cannot overshoot together. */
-	charged = atomic64_add_return(size, &fsm_mem_charged);
-	if (charged > budget) {
-		atomic64_sub(size, &fsm_mem_charged);
-		pr_warn_ratelimited("%s: the %s (bits=%u) needs %llu KiB, over memory_budget_mb=%u (%llu KiB in use)\n",
-				    label, what, p->bits, size >> 10,
-				    READ_ONCE(fsm_budget_mb),
-				    (u64)(charged - size) >> 10);
-		return ERR_PTR(-ENOMEM);
-	}
-	p->key[0] = fsm_key[0];
-	p->key[1] = fsm_key[1];
-	map = fsm_map_create(p, &err);
-	if (!map) {
-		atomic64_sub(size, &fsm_mem_charged);
-		pr_warn("%s: cannot allocate the %s (bits=%u): %d\n",
-			label, what, p->bits, err);
-		return ERR_PTR(err ? err : -ENOMEM);
-	}
-	fsm_map_stats(map, &st);
-	WARN_ON_ONCE(st.memory_bytes != size);
-	*gen = st.generation;
-	return map;
-}
-
-/**
- * fsm_map_free - destroy a map made by fsm_map_new() and give its memory
- * back to the budget.
- * @map: the map (NULL: nothing)
- *
- * Context: task; no inserter or reader may still use @map.
- */
-void fsm_map_free(struct fsm_map *map)
-{
-	struct fsm_map_stats st;
-
-	if (!map)
-		return;
-	fsm_map_stats(map, &st);
-	fsm_map_destroy(map);
-	atomic64_sub(st.memory_bytes, &fsm_mem_charged);
-}
 
 struct fsm_trace_check {
 	unsigned int cxx_frames;	/* frames in fsm::Descend<N>::run */
@@ -203,15 +94,29 @@ static noinline void __init fsm_trace_through_cxx(void)
 			chk.cxx_frames);
 }
 
+/* The registry's hooks (struct fsm_inst_hooks): the layers it calls up to. */
+static void fsm_inst_created(struct fsm_inst *inst)
+{
+	fsm_inst_kick_worker();
+}
+
+static const struct fsm_inst_hooks fsm_inst_hooks = {
+	.created = fsm_inst_created,
+	.ids_busy = fsm_ustack_ids_busy,
+	.id_reset = fsm_ustack_id_reset,
+};
+
 static void fsm_teardown(void);
 
 static int __init fsm_init(void)
 {
+	const struct fsm_src_ops *ops;
 	int ret;
 
-	get_random_bytes(fsm_key, sizeof(fsm_key));
+	fsm_map_init();
+	fsm_inst_set_hooks(&fsm_inst_hooks);
 
-	/* The core's inline CPU number (fsm::plat_cpu()) must be ours. */
+	/* The core's CPU number (fsm::plat_cpu()) must be ours. */
 	preempt_disable();
 	ret = fsm_core_cpu() != raw_smp_processor_id();
 	preempt_enable();
@@ -240,16 +145,20 @@ static int __init fsm_init(void)
 	 * that cannot be registered is not a load failure.
 	 */
 	fsm_compat_init(fsm_force_debugfs);
+	fsm_ksyms_init();	/* every other borrowed kernel symbol, once */
 	ret = fsm_nodes_init();
 	if (!ret)
 		ret = fsm_lifecycle_init();
 	if (!ret)
 		ret = fsm_events_init();
 	if (!ret)
+		ret = fsm_record_init();
+	if (!ret)
 		ret = fsm_sources_init();
 	if (!ret) {
-		/* before any source is resolved */
-		fsm_srctrig_init(fsm_force_probe_sources);
+		/* the source backend, before any source is resolved */
+		ops = fsm_src_trig_init(fsm_force_probe_sources);
+		fsm_sources_set_ops(ops ?: fsm_src_probe_init());
 		ret = fsm_lifecycle_start();
 	}
 	if (ret) {
@@ -270,11 +179,13 @@ static void fsm_teardown(void)
 {
 	fsm_trigger_exit();	/* triggers first: they reach every instance */
 	fsm_lifecycle_stop();	/* no instance made or reaped; probes detached */
-	fsm_srctrig_exit();	/* no source is linked: the removal hooks go */
+	fsm_src_trig_exit();	/* no source is linked: the removal hooks go */
 	fsm_sources_exit();	/* the module notifier */
 	fsm_lifecycle_exit();	/* instances freed, nodes removed */
+	fsm_record_exit();
 	fsm_events_exit();
 	fsm_nodes_exit();
+	fsm_ksyms_exit();
 	fsm_compat_exit();
 	fsm_inst_registry_exit();
 	fsm_ustack_exit();	/* no probe left: wait for queued user walks */

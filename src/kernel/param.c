@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * param.c - the ranged unsigned int module parameter (param.h), shared by
- * bits, memory_budget_mb (main.c), file_table_bits and
+ * bits, memory_budget_mb (map.c), file_table_bits and
  * file_map_interval_ms (fileid.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt

@@ -12,7 +12,7 @@
  * written, like set_event; a wildcard must match at least one event then
  * (a typo is -EINVAL, not a silent no-op).
  *
- * Patterns that follow (issue 9 item 1): unlike set_event, the wildcard
+ * Patterns that follow: unlike set_event, the wildcard
  * tokens stand. An event that appears later (a dynamic event created with
  * kprobe_events, uprobe_events, synthetic_events or an eprobe; the events
  * of a module loaded later) and that the standing patterns choose becomes
@@ -25,21 +25,21 @@
  * replay only ever adds events that appeared since (FSM_SRC_FOLLOW: '!'
  * tokens remove from what the replay adds, never from the set). The replay
  * runs from a work item (fsm_sources_follow_fn()), kicked by a kretprobe
- * on trace_add_event_call() (trigger.c) and by the module notifier at
+ * on trace_add_event_call() (src_trig.c) and by the module notifier at
  * MODULE_STATE_LIVE: both come after the event's files exist in every
  * instance, so the work sees them; a kick while the work runs queues it
  * again.
  *
- * Every event type qualifies (issue 9 item 1) when sources go through
- * trigger data (trigger.c, "Sources through hidden trigger data"):
+ * Every event type qualifies when sources go through
+ * trigger data (src_trig.c):
  * tracepoint, syscall, kprobe/kretprobe, uprobe, synthetic and eprobe
  * events, as they all commit through trace_event_buffer_commit(); the
  * event's filter, soft disable and pid filter decide, record by record,
- * whether an id record follows (item 2). Refused (-EINVAL when named,
+ * whether an id record follows. Refused (-EINVAL when named,
  * skipped by wildcards): ftrace's own events (IGNORE_ENABLE) and this
  * module's events. Without the trigger layouts or the removal hooks,
  * sources fall back to a tracepoint probe: tracepoint events only, filters
- * not seen (the old path, events.c fsm_probe()).
+ * not seen (src_probe.c, fsm_probe()).
  *
  * Resolution never takes a reference on the instance: trace_get_event_file()
  * would (a trace_array reference), and a concurrent rmdir of the instance
@@ -51,7 +51,7 @@
  * A resolved source keeps a pointer to the event's trace_event_file in the
  * instance (not a reference: that would block rmdir, and a dynamic event's
  * removal). It is dereferenced only while valid:
- * - the instance: the clear_event_triggers() hook (trigger.c) unlinks the
+ * - the instance: the clear_event_triggers() hook (src_trig.c) unlinks the
  *   trigger data of its sources and marks them gone before rmdir frees
  *   the files (the tracepoint path: our probes are detached by the
  *   kernel's UNREGISTER first);
@@ -76,186 +76,15 @@
 #include <linux/tracepoint.h>
 #include <linux/workqueue.h>
 
-#include "compat.h"
+#include "compat/compat.h"
+#include "compat/ksyms.h"
 #include "tracing.h"
+#include "sources_internal.h"
 
-/* One-line messages, @who names the interface (node or parameter). */
-#define fsm_warn(who, fmt, ...) \
-	pr_warn_ratelimited("%s: " fmt, who, ##__VA_ARGS__)
-
-/* One token: a pattern, and what it resolved to (positive tokens). */
-struct fsm_tok {
-	bool neg;
-	const char *sys;	/* NULL: any system */
-	const char *ev;		/* NULL: any event */
-	const char *any;	/* no colon: system or event with this name */
-	const char *text;	/* the token as written, for messages */
-	struct list_head srcs;	/* resolved struct fsm_src, chosen ones flagged */
-};
-
-static bool fsm_tok_match(const struct fsm_tok *t, const char *sys,
-			  const char *ev)
-{
-	if (t->any)
-		return !strcmp(t->any, sys) || !strcmp(t->any, ev);
-	return (!t->sys || !strcmp(t->sys, sys)) &&
-	       (!t->ev || !strcmp(t->ev, ev));
-}
-
-static int fsm_tok_parse(char *s, struct fsm_tok *t)
-{
-	char *colon;
-
-	t->text = s;
-	if (*s == '!') {
-		t->neg = true;
-		s++;
-	}
-	if (!*s)
-		return -EINVAL;
-	colon = strchr(s, ':');
-	if (!colon) {
-		if (strcmp(s, "*"))
-			t->any = s;	/* "*" alone: everything */
-		return 0;
-	}
-	if (strchr(colon + 1, ':'))
-		return -EINVAL;
-	*colon = '\0';
-	t->sys = s;
-	t->ev = colon + 1;
-	if (!*t->sys || !strcmp(t->sys, "*"))
-		t->sys = NULL;
-	if (!*t->ev || !strcmp(t->ev, "*"))
-		t->ev = NULL;
-	return 0;
-}
-
-/* "sys" and "event" of a src name "sys:event" */
-static bool fsm_src_match(const struct fsm_tok *t, const struct fsm_src *src)
-{
-	const char *colon = strchr(src->name, ':');
-	char sys[64];
-	size_t len = colon - src->name;
-
-	if (len >= sizeof(sys))
-		return false;
-	memcpy(sys, src->name, len);
-	sys[len] = '\0';
-	return fsm_tok_match(t, sys, colon + 1);
-}
-
-/*
- * Resolved sources of a module that are not entered yet (review lc4,
- * finding 6). try_module_get() succeeds on a COMING module, and when its
- * init fails the kernel frees it whatever its refcount, right after the
- * GOING notifiers: a reference held by a source that is resolved but not
- * entered (not on inst->sources, so fsm_module_notify() does not see it)
- * would then be put on freed memory, and the source entered with a freed
- * tracepoint. So such a source is on fsm_src_pending while it holds the
- * reference: the reference is taken under fsm_src_pending_lock (a GOING
- * module refuses it: module_is_live()), and the GOING notifier, under
- * fsm_mutex and this lock, puts the reference itself while the module
- * still exists and marks the source mod_gone; fsm_sources_apply_locked(),
- * under fsm_mutex, never enters a mod_gone source. Whoever clears
- * src->modref under the lock puts the reference. A leaf spinlock: nothing
- * is taken inside it, and it is taken in the event directory's inode lock
- * (resolution) and inside fsm_mutex (notifier, entry).
- */
-DEFINE_SPINLOCK(fsm_src_pending_lock);
-static LIST_HEAD(fsm_src_pending);
-/*
- * Every source of the trigger path from its resolution to its free
- * (src->all; written under fsm_src_pending_lock, read under RCU): the
- * removal hooks of trigger.c look up the sources of a removed dynamic
- * event or instance there, from an int3 handler (NMI-like: no lock). A
- * source is added while the event directory's inode lock is held (the
- * event cannot be removed before it is on the list) and removed only
- * when freed, one grace period before its memory goes.
- */
-LIST_HEAD(fsm_src_all);
-
-/* Standing patterns: at most this many tokens an instance (fsm_pat_join()) */
-#define FSM_PAT_MAX_TOKENS	256
 /* kicks of the replay so far (fsm_sources_follow_kick()) */
 static atomic_t fsm_follow_kicks = ATOMIC_INIT(0);
 static void fsm_sources_follow_fn(struct work_struct *work);
 static DECLARE_WORK(fsm_sources_follow_work, fsm_sources_follow_fn);
-
-/*
- * A reference on @mod for @src, pending until entered. Return: taken.
- * @noref (a replay): pending without a reference, so that a replay never
- * makes "rmmod" of a module just loaded fail: the GOING notifier marks
- * the source mod_gone under the same lock either way, and it is then
- * never entered (the reference only keeps the module from going in the
- * meantime, which a replay does not need).
- */
-static bool fsm_src_modref_get(struct fsm_src *src, struct module *mod,
-			       bool noref)
-{
-	bool ok;
-
-	spin_lock(&fsm_src_pending_lock);
-	ok = noref ? module_is_live(mod) : try_module_get(mod);
-	if (ok) {
-		src->mod = mod;
-		src->modref = !noref;
-		list_add_tail(&src->pending, &fsm_src_pending);
-	}
-	spin_unlock(&fsm_src_pending_lock);
-	return ok;
-}
-
-/* @src is entered or freed: put its module reference if it still holds it. */
-static void fsm_src_unpend(struct fsm_src *src)
-{
-	bool put;
-
-	spin_lock(&fsm_src_pending_lock);
-	list_del_init(&src->pending);
-	put = src->modref;
-	src->modref = false;
-	spin_unlock(&fsm_src_pending_lock);
-	if (put)
-		module_put(src->mod);
-}
-
-/**
- * fsm_sources_free - free a list of sources (detached, unreachable).
- * @list: struct fsm_src list
- *
- * Context: task; no probe may still run on them
- * (tracepoint_synchronize_unregister() done, or never attached).
- */
-void fsm_sources_free(struct list_head *list)
-{
-	struct fsm_src *src, *tmp;
-
-	bool on_all = false;
-
-	/*
-	 * Off fsm_src_all first, then one grace period: the removal hooks
-	 * (trigger.c) read that list under rcu_read_lock() only.
-	 */
-	spin_lock(&fsm_src_pending_lock);
-	list_for_each_entry(src, list, list) {
-		if (list_empty(&src->all))
-			continue;
-		list_del_rcu(&src->all);
-		on_all = true;
-	}
-	spin_unlock(&fsm_src_pending_lock);
-	if (on_all)
-		synchronize_rcu();
-	list_for_each_entry_safe(src, tmp, list, list) {
-		WARN_ON_ONCE(src->attached);
-		list_del(&src->list);
-		fsm_src_unpend(src);
-		fsm_srctrig_free(src);
-		free_percpu(src->pc);
-		kfree(src);
-	}
-}
 
 /*
  * Resolve sys:ev in @inst, without a reference on the instance; a source of
@@ -269,8 +98,8 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 {
 	struct trace_event_call *call;
 	struct trace_event_file *file;
-	unsigned long start = 0, size;
 	struct dentry *evdir;
+	const char *why;
 	struct fsm_src *src, *s;
 	int ret = 0;
 
@@ -280,6 +109,7 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 		return -ENOMEM;
 	INIT_LIST_HEAD(&src->pending);
 	INIT_LIST_HEAD(&src->all);
+	src->ops = fsm_src_backend;
 	src->pc = alloc_percpu(struct fsm_src_pcpu);
 	if (!src->pc) {
 		kfree(src);
@@ -294,34 +124,18 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 				 fsm_inst_label(inst));
 		return named ? -EINVAL : 0;
 	}
-	/* until the unlock: no event_mutex, no trace_types_lock (compat.h) */
+	/* until the unlock: no event_mutex, no trace_types_lock (compat/compat.h) */
 	call = file->event_call;
 	if (file->tr != READ_ONCE(inst->tr)) {
 		ret = -ENODEV;		/* instance removed (or replaced) */
 		goto out;
 	}
-	/*
-	 * The trigger path takes every event that commits through
-	 * trace_event_buffer_commit(): tracepoint, syscall, kprobe, uprobe,
-	 * synthetic and eprobe events. Without it (no trigger layouts or
-	 * hooks), only the static tracepoint events: a synthetic event has a
-	 * tracepoint too, but it is freed when the event is removed, and
-	 * nothing tells this path (the removal hooks come with the trigger
-	 * path): a probe left on it is a use after free (seen on arm64, whose
-	 * Debian kernel has no KALLSYMS_ALL, so no trigger path). Never
-	 * ftrace's own events (IGNORE_ENABLE: function, print...), which have
-	 * no triggers.
-	 */
-	if ((call->flags & TRACE_EVENT_FL_IGNORE_ENABLE) ||
-	    (!fsm_srctrig_on() &&
-	     (!(call->flags & TRACE_EVENT_FL_TRACEPOINT) ||
-	      (call->flags & TRACE_EVENT_FL_DYNAMIC)))) {
+	/* which events the backend can attach to (src_trig.c, src_probe.c) */
+	why = src->ops->refuses(call);
+	if (why) {
 		if (named)
 			fsm_warn(who, "%s:%s cannot be a source (%s)\n", sys, ev,
-				 fsm_srctrig_on() ? "an ftrace internal event" :
-				 (call->flags & TRACE_EVENT_FL_DYNAMIC) ?
-				 "a dynamic event, and sources through triggers are not available" :
-				 "no tracepoint, and sources through triggers are not available");
+				 why);
 		ret = named ? -EINVAL : 0;
 		goto out;
 	}
@@ -352,28 +166,11 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 	src->call = call;
 	src->tr = file->tr;
 	src->type = call->event.type;
-	if (fsm_srctrig_on()) {
-		/* call->module is a refcount for dynamic events (a union) */
-		if (call->flags & TRACE_EVENT_FL_DYNAMIC)
-			src->mod = NULL;
-		else
-			src->mod = call->module;
-		ret = fsm_srctrig_prepare(src);
-		if (ret) {
-			fsm_src_unpend(src);
-			goto out;
-		}
-		/* inside the inode lock: the removal hooks see it from now */
-		spin_lock(&fsm_src_pending_lock);
-		list_add_tail_rcu(&src->all, &fsm_src_all);
-		spin_unlock(&fsm_src_pending_lock);
-	} else {
-		src->tp = call->tp;
-		src->mod = call->module;
-		size = fsm_compat_symbol_size((unsigned long)call->tp->iterator,
-					      &start);
-		src->iter_start = start;
-		src->iter_size = size;
+	/* still inside the event directory's lock: the file is alive */
+	ret = src->ops->prepare(src, call);
+	if (ret) {
+		fsm_src_unpend(src);
+		goto out;
 	}
 	list_add_tail(&src->list, out);
 	src = NULL;
@@ -381,7 +178,7 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 out:
 	fsm_compat_event_file_unlock(evdir);
 	if (src) {
-		fsm_srctrig_free(src);
+		fsm_src_ops_free(src);
 		free_percpu(src->pc);
 		kfree(src);
 	}
@@ -477,21 +274,6 @@ static int fsm_resolve_wild(struct fsm_inst *inst, struct fsm_tok *t,
 		fsm_warn(who, "'%.64s' matches no event that can be a source (%s)\n",
 			 t->text, fsm_inst_label(inst));
 	return found ? found : -EINVAL;
-}
-
-/*
- * What the standing patterns decide for sys:ev: the last token that
- * matches it (a '!' token: not chosen); none: not chosen.
- */
-static bool fsm_pat_choose(const struct fsm_tok *toks, unsigned int nr,
-			   const char *sys, const char *ev)
-{
-	unsigned int i = nr;
-
-	while (i--)
-		if (fsm_tok_match(&toks[i], sys, ev))
-			return !toks[i].neg;
-	return false;
 }
 
 struct fsm_follow {
@@ -703,180 +485,6 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 	if (!(mode & FSM_SRC_FOLLOW))
 		inst->sources_set = true;
 	return 0;
-}
-
-/* The standing form of a token (see "Patterns that follow"), or NULL. */
-static char *fsm_tok_standing(const struct fsm_tok *t)
-{
-	if (!t->neg && t->sys && t->ev)
-		return NULL;	/* a named event: chosen once */
-	if (t->any)
-		return kasprintf(GFP_KERNEL, "%s%s", t->neg ? "!" : "", t->any);
-	return kasprintf(GFP_KERNEL, "%s%s:%s", t->neg ? "!" : "",
-			 t->sys ?: "*", t->ev ?: "*");
-}
-
-/* Could one sys:ev match both @a and @b? */
-static bool fsm_tok_overlap(const struct fsm_tok *a, const struct fsm_tok *b)
-{
-	struct fsm_tok x = {};
-
-	if (a->any) {
-		/* "name": the system "name", or events "name" anywhere */
-		x.sys = a->any;
-		if (fsm_tok_overlap(&x, b))
-			return true;
-		x.sys = NULL;
-		x.ev = a->any;
-		return fsm_tok_overlap(&x, b);
-	}
-	if (b->any)
-		return fsm_tok_overlap(b, a);
-	return (!a->sys || !b->sys || !strcmp(a->sys, b->sys)) &&
-	       (!a->ev || !b->ev || !strcmp(a->ev, b->ev));
-}
-
-/* One standing token: its text, and that text parsed (a copy). */
-struct fsm_pat_tok {
-	char *text;
-	char *parsed_buf;
-	struct fsm_tok tok;
-};
-
-static void fsm_pat_tok_free(struct fsm_pat_tok *p)
-{
-	kfree(p->text);
-	kfree(p->parsed_buf);
-	p->text = NULL;
-	p->parsed_buf = NULL;
-}
-
-/* @p takes @text (kmalloc'd, may be NULL: -ENOMEM) and parses a copy. */
-static int fsm_pat_tok_set(struct fsm_pat_tok *p, char *text)
-{
-	p->text = text;
-	if (!text)
-		return -ENOMEM;
-	p->parsed_buf = kstrdup(text, GFP_KERNEL);
-	if (!p->parsed_buf)
-		return -ENOMEM;
-	memset(&p->tok, 0, sizeof(p->tok));
-	return fsm_tok_parse(p->parsed_buf, &p->tok) ? -EINVAL : 0;
-}
-
-/*
- * The standing patterns after a write of @toks: @old (NULL for a '>'
- * write) followed by the standing tokens of @toks, compacted without
- * changing what they choose for any event (the last matching token
- * decides, fsm_pat_choose()):
- * - of identical tokens only the last one is kept;
- * - a '!' token that no positive token before it overlaps is dropped (it
- *   excludes from nothing);
- * - a named event written later (">> sys:ev") takes back an earlier
- *   "!sys:ev": the latest word on an event wins.
- * So toggling an event with '>>' never grows them.
- * Return: a new string, NULL when there is none, or an ERR_PTR (-EINVAL:
- * more than FSM_PAT_MAX_TOKENS tokens or FSM_SRC_TEXT_MAX bytes, with one
- * dmesg line; -ENOMEM).
- */
-static char *fsm_pat_join(const char *old, const struct fsm_tok *toks,
-			  unsigned int nr, const char *who)
-{
-	unsigned int n = 0, max = nr + FSM_PAT_MAX_TOKENS, i, j, kept = 0;
-	char *copy = NULL, *p, *tok, *pat = NULL;
-	struct fsm_pat_tok *tv;
-	size_t len = 0;
-
-	tv = kcalloc(max, sizeof(*tv), GFP_KERNEL);
-	if (!tv)
-		return ERR_PTR(-ENOMEM);
-	if (old) {
-		copy = kstrdup(old, GFP_KERNEL);
-		if (!copy)
-			goto nomem;
-		p = copy;
-		while ((tok = strsep(&p, " ")) && n < FSM_PAT_MAX_TOKENS)
-			if (*tok && fsm_pat_tok_set(&tv[n++],
-						    kstrdup(tok, GFP_KERNEL)))
-				goto nomem;
-	}
-	for (i = 0; i < nr; i++) {
-		const struct fsm_tok *t = &toks[i];
-
-		if (!t->neg && t->sys && t->ev) {
-			/* a named event takes back an earlier "!sys:ev" */
-			for (j = 0; j < n; j++) {
-				struct fsm_tok *o = &tv[j].tok;
-
-				if (!tv[j].text)
-					continue;
-				if (o->neg && o->sys && o->ev &&
-				    !strcmp(o->sys, t->sys) &&
-				    !strcmp(o->ev, t->ev))
-					fsm_pat_tok_free(&tv[j]);
-			}
-			continue;
-		}
-		if (fsm_pat_tok_set(&tv[n++], fsm_tok_standing(t)))
-			goto nomem;
-	}
-	/* from the end: drop a token identical to a later kept one */
-	for (i = n; i--; ) {
-		if (!tv[i].text)
-			continue;
-		for (j = i + 1; j < n; j++)
-			if (tv[j].text && !strcmp(tv[i].text, tv[j].text))
-				break;
-		if (j < n)
-			fsm_pat_tok_free(&tv[i]);
-	}
-	/* from the start: a '!' that no positive token before it overlaps */
-	for (i = 0; i < n; i++) {
-		if (!tv[i].text)
-			continue;
-		if (tv[i].tok.neg) {
-			for (j = 0; j < i; j++)
-				if (tv[j].text && !tv[j].tok.neg &&
-				    fsm_tok_overlap(&tv[j].tok, &tv[i].tok))
-					break;
-			if (j == i) {
-				fsm_pat_tok_free(&tv[i]);
-				continue;
-			}
-		}
-		kept++;
-		len += strlen(tv[i].text) + 1;
-	}
-	if (kept > FSM_PAT_MAX_TOKENS || len > FSM_SRC_TEXT_MAX) {
-		fsm_warn(who, "more than %d standing wildcard or '!' tokens (or %d bytes)%s\n",
-			 FSM_PAT_MAX_TOKENS, FSM_SRC_TEXT_MAX,
-			 old ? ": write the set anew with '>'" : "");
-		pat = ERR_PTR(-EINVAL);
-		goto out;
-	}
-	if (!kept)
-		goto out;
-	pat = kmalloc(len, GFP_KERNEL);
-	if (!pat)
-		goto nomem;
-	len = 0;
-	for (i = 0; i < n; i++) {
-		if (!tv[i].text)
-			continue;
-		if (len)
-			pat[len++] = ' ';
-		strcpy(pat + len, tv[i].text);
-		len += strlen(tv[i].text);
-	}
-	goto out;
-nomem:
-	pat = ERR_PTR(-ENOMEM);
-out:
-	for (i = 0; i < n; i++)
-		fsm_pat_tok_free(&tv[i]);
-	kfree(tv);
-	kfree(copy);
-	return pat;
 }
 
 static int fsm_sources_do(struct fsm_inst *inst, const char *text,
@@ -1211,55 +819,6 @@ static int fsm_module_notify(struct notifier_block *nb, unsigned long state,
 }
 
 /*
- * Sources whose dynamic event was removed (FSM_SRC_GONE_EVENT, set by the
- * removal hook of trigger.c, which already took their trigger data off the
- * event): drop them from their instance, one dmesg line each. Also take
- * off the pairs of detached sources that were left on their lists, inert
- * (fsm_srctrig_quiesce(): a detach inside the kernel's walk of a trigger
- * list).
- * Context: task (system workqueue).
- */
-static void fsm_sources_gone_fn(struct work_struct *work)
-{
-	struct fsm_src *src, *tmp;
-	struct fsm_inst *inst;
-	unsigned long idx;
-	LIST_HEAD(removed);
-
-	fsm_event_lock();
-	mutex_lock(&fsm_mutex);
-	xa_for_each(&fsm_insts, idx, inst) {
-		list_for_each_entry_safe(src, tmp, &inst->sources, list) {
-			if (!src->attached)
-				fsm_srctrig_unlink(src);	/* if left inert */
-			if (READ_ONCE(src->gone) != FSM_SRC_GONE_EVENT)
-				continue;
-			fsm_src_detach_locked(src);
-			list_move_tail(&src->list, &removed);
-			pr_info("%s: source event %s dropped: the event was removed\n",
-				fsm_inst_label(inst), src->name);
-		}
-	}
-	mutex_unlock(&fsm_mutex);
-	fsm_event_unlock();
-	if (!list_empty(&removed)) {
-		tracepoint_synchronize_unregister();
-		fsm_sources_free(&removed);
-	}
-}
-
-static DECLARE_WORK(fsm_sources_gone_work, fsm_sources_gone_fn);
-
-/**
- * fsm_sources_gone_kick - some sources are FSM_SRC_GONE_EVENT: drop them.
- * Context: any (a kretprobe handler, trigger.c).
- */
-void fsm_sources_gone_kick(void)
-{
-	schedule_work(&fsm_sources_gone_work);
-}
-
-/*
  * Replay the standing patterns of every instance that has some (see
  * "Patterns that follow" at the top). Instances are visited by id, one
  * reference at a time; one made meanwhile resolved its patterns itself.
@@ -1381,8 +940,8 @@ void fsm_sources_exit(void)
 	if (fsm_module_nb_registered)
 		unregister_module_notifier(&fsm_module_nb);
 	fsm_module_nb_registered = false;
-	/* the removal hooks are gone (fsm_srctrig_exit()): nothing requeues */
-	flush_work(&fsm_sources_gone_work);
+	/* the removal hooks are gone (fsm_src_trig_exit()): nothing requeues */
+	fsm_src_attach_exit();
 	/* nor the creation hook and the notifier: the last replay */
 	cancel_work_sync(&fsm_sources_follow_work);
 }

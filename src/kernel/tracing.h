@@ -15,18 +15,26 @@
  *
  * Recording in an instance = the module's event stackmap:stack_id is
  * enabled there. The event class's .reg callback is wrapped (events.c): on
- * TRACE_REG_REGISTER for the instance's event file, the module attaches one
- * tracepoint probe per chosen source event, with a priority below the trace
- * event probes so that it runs right after them, and writes stack_id records
- * into that instance's buffer with trace_event_buffer_reserve/_commit.
+ * TRACE_REG_REGISTER for the instance's event file, every chosen source
+ * event is attached through the source backend of this load (struct
+ * fsm_src_ops below: hidden trigger data, src_trig.c, or a tracepoint probe
+ * right after the trace event's own, src_probe.c). The backend's callback
+ * captures the stack and writes stack_id records into that instance's
+ * buffer with trace_event_buffer_reserve/_commit (record.c, events.c).
  *
  * Instances come and go: an fsnotify mark on tracefs "instances" sees
  * mkdir/rmdir; its handler only marks removed instances dead (it runs under
  * tracing locks) and queues a work that does everything else
  * (lifecycle.c; instances.c is the registry of struct fsm_inst). Removal
  * is safe because the kernel disables every event of
- * an instance (our .reg UNREGISTER: probes detached), waits for tracepoint
+ * an instance (our .reg UNREGISTER: sources detached), waits for tracepoint
  * callers, and only then removes the directory (our handler) and frees it.
+ *
+ * The files of this glue are in layers, each calling only those below it
+ * (src/kernel/LAYERS, Documentation/design.rst); this header declares what
+ * crosses files, grouped by the file that defines it. A lower file tells a
+ * higher one something only through a hook it was handed (struct
+ * fsm_inst_hooks, struct fsm_src_ops).
  *
  * Lifetime: a struct fsm_inst is reference counted (kref): the instance
  * table holds one reference, every open node file one more. The map is
@@ -88,7 +96,7 @@ enum fsm_node {
 	FSM_NODE_BIN,		/* stack_map_bin */
 	FSM_NODE_EVENTS,	/* stack_map_events */
 	FSM_NODE_OPTION,	/* options/stackmap */
-	FSM_NODE_UOPTION,	/* options/stackmap_user (ustack_deliver.c) */
+	FSM_NODE_UOPTION,	/* options/stackmap_user */
 	FSM_NR_NODES
 };
 
@@ -112,13 +120,14 @@ enum fsm_node {
  * @pending:    on the list of resolved sources holding a module reference
  *              (fsm_src_pending_lock), else empty
  * @all:        on fsm_src_all from resolution until freed
- *              (fsm_src_pending_lock): the trigger-path hooks find
- *              sources by @call and @tr there (trigger.c)
+ *              (fsm_src_pending_lock): the trigger backend's hooks find
+ *              sources by @call and @tr there (src_trig.c)
  * @call:       the source event (compared only, never dereferenced
  *              through this field)
  * @tr:         the instance's trace_array at resolution (compared only)
- * @trig:       trigger path: the hidden trigger data pair on @file
- *              (trigger.c); NULL: the tracepoint probe path
+ * @ops:        the source backend that attaches it (struct fsm_src_ops)
+ * @trig:       the trigger backend's data: the hidden trigger data pair
+ *              on @file (src_trig.c); NULL with other backends
  * @gone:       FSM_SRC_GONE_*: @file was freed or is about to be (the
  *              event was removed, or the instance): never link, never
  *              dereference @file again (written and read with event_mutex
@@ -143,6 +152,7 @@ struct fsm_src {
 	struct list_head all;
 	struct trace_event_call *call;
 	struct trace_array *tr;
+	const struct fsm_src_ops *ops;
 	struct fsm_src_trig *trig;
 	struct fsm_src_pcpu __percpu *pc;
 	char name[];
@@ -168,7 +178,7 @@ struct fsm_src_pcpu {
 	 * events judged; those neither hits nor filtered had no verdict:
 	 * on the trigger path a nested or unpairable case, for a
 	 * tracepoint-probe source a filter or a conditional trigger on the
-	 * event (events.c, fsm_probe(): it cannot tell whether the record
+	 * event (src_probe.c, fsm_probe(): it cannot tell whether the record
 	 * was written)
 	 */
 	local64_t judged;
@@ -275,9 +285,31 @@ struct fsm_inst {
 	struct fsm_inst_pcpu __percpu *pcpu;
 };
 
-/* instances.c: the registry (calls no other part) */
+/**
+ * struct fsm_inst_hooks - what the registry tells the layers above it.
+ * @created:  a struct fsm_inst was made (fsm_mutex held): have its nodes
+ *            and default sources made (lifecycle.c's worker)
+ * @ids_busy: the ids below FSM_UST_MAX_INST that the user-stack side still
+ *            refers to (fsm_mutex held)
+ * @id_reset: zero the user-stack counters of a retired id about to be
+ *            given out again (fsm_mutex held)
+ *
+ * Handed down by main.c at init (fsm_inst_set_hooks()), so that the
+ * registry calls no file above it.
+ */
+struct fsm_inst_hooks {
+	void (*created)(struct fsm_inst *inst);
+	u64 (*ids_busy)(void);
+	void (*id_reset)(u32 id);
+};
+
+/* instances.c: the registry, module state, find-or-create, the maps */
 extern struct mutex fsm_mutex;
 extern struct xarray fsm_insts;
+extern bool fsm_shutting_down;	/* module exit (or a failed init) began */
+extern bool fsm_ready;		/* init is done: recording may start */
+extern struct dentry *fsm_instances_dir;
+void fsm_inst_set_hooks(const struct fsm_inst_hooks *hooks);
 bool fsm_inst_alive(const struct fsm_inst *inst);
 struct fsm_inst *fsm_inst_get_by_id(u32 id);
 void *fsm_inst_node_key(const struct fsm_inst *inst);
@@ -286,18 +318,15 @@ void fsm_inst_put(struct fsm_inst *inst);
 const char *fsm_inst_label(const struct fsm_inst *inst);
 struct fsm_inst *fsm_inst_find_tr_locked(struct trace_array *tr);
 struct fsm_inst *fsm_inst_find_name_locked(const char *name);
-/* lifecycle.c only: */
-struct fsm_inst *fsm_inst_add_locked(struct dentry *dir, const char *name,
-				     struct trace_array *tr);
-u64 fsm_inst_ids_retired_locked(void);
-void fsm_inst_ids_free_locked(u64 ids);
+struct fsm_inst *fsm_inst_find_or_create_locked(struct trace_event_file *file);
+struct fsm_inst *fsm_inst_find_or_create_dir_locked(struct dentry *dir,
+						    struct trace_array *tr);
+struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr);
+int fsm_inst_prepare_map(struct fsm_inst *inst);
 void fsm_inst_registry_exit(void);
 
 /* lifecycle.c: instances made and removed (main.c runs init and exit) */
-extern bool fsm_shutting_down;
-extern bool fsm_ready;
 extern char *fsm_default_events;
-struct fsm_inst *fsm_inst_find_or_create_locked(struct trace_event_file *file);
 void fsm_inst_kick_worker(void);
 int fsm_lifecycle_init(void);
 int fsm_lifecycle_start(void);
@@ -333,7 +362,7 @@ struct fsm_caller {
  * realigned the stack first (GCC's DRAP prologue, for a local that needs
  * more than 8-byte alignment: lea 8(%rsp),%r10; and $-N,%rsp; push
  * -8(%r10); push %rbp; mov %rsp,%rbp), where fp[1] is a copy of the
- * return address and fp + 2 is inside the realigned area (review s7). So
+ * return address and fp + 2 is inside the realigned area. So
  * the layout is checked against __builtin_dwarf_cfa(), the caller's stack
  * pointer after the return as the compiler knows it (the canonical frame
  * address; it does not need unwind tables): any other layout leaves
@@ -345,7 +374,7 @@ struct fsm_caller {
  * (elsewhere @c->ip is 0). Context: any.
  *
  * The callbacks that use it are NOKPROBE_SYMBOL(): a kretprobe on one
- * would put the rethook trampoline in fp[1] (review s7; the walk from the
+ * would put the rethook trampoline in fp[1] (the walk from the
  * current frame recovers it, a start at fp[1] would not).
  */
 #ifdef CONFIG_X86_64
@@ -367,27 +396,67 @@ static __always_inline void fsm_caller_fill(struct fsm_caller *c,
 	c->bp = READ_ONCE_NOCHECK(fp[0]);
 }
 
-/* events.c */
+/* events.c: the event definitions, .reg, the record writers, the output */
 int fsm_events_init(void);
-bool fsm_tracing_is_on(struct trace_array *tr);
-bool fsm_tracing_state_known(void);
 void fsm_events_exit(void);
-int fsm_src_attach_locked(struct fsm_src *src);
-void fsm_src_detach_locked(struct fsm_src *src);
+bool fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie);
+bool fsm_emit_def(struct trace_event_file *file, u32 id, u32 flags,
+		  const unsigned long *ips, unsigned int nr);
+bool fsm_emit_fallback(struct trace_event_file *file, u32 flags, u32 reason,
+		       u64 cookie, const unsigned long *ips, unsigned int nr);
 u64 fsm_write_reset_record(struct fsm_inst *inst, u32 gen);
-bool fsm_record_event(struct fsm_inst *inst, struct fsm_src *src,
-		      const struct fsm_caller *caller);
-struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr);
+int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
 bool fsm_output_may_look_up(const struct trace_iterator *iter);
 bool fsm_output_room(struct trace_seq *s, unsigned int left);
 void fsm_set_output(struct trace_event_call *call,
 		    struct trace_event_functions *funcs,
 		    trace_print_func trace, trace_print_func raw);
+
+/* record.c: capture, insert, write the id records (any context) */
+int fsm_record_init(void);
+void fsm_record_exit(void);
+bool fsm_record_event(struct fsm_inst *inst, struct fsm_src *src,
+		      const struct fsm_caller *caller);
 bool fsm_record_event_to(struct fsm_inst *inst, struct trace_event_file *file,
 			 struct fsm_src *src, bool user,
 			 const struct fsm_caller *caller);
-int fsm_inst_prepare_map(struct fsm_inst *inst);
-int fsm_inst_set_recording(struct fsm_inst *inst, bool on);
+
+/**
+ * struct fsm_src_ops - a source backend: how a chosen source event is
+ * made to write id records (the way file systems provide inode ops).
+ * @name:         for messages
+ * @event_locked: attach, detach and tidy change the event's trigger list:
+ *                event_mutex is held around them (fsm_event_lock())
+ * @refuses:      why @call cannot be a source with this backend, or NULL
+ * @prepare:      fill the backend's part of a source being resolved (under
+ *                the event directory's lock: the file is alive).
+ *                Return: 0 or -errno
+ * @attach:       start writing id records for the source (fsm_mutex held).
+ *                Return: 0 or -errno
+ * @detach:       stop (fsm_mutex held); its callback may still run on other
+ *                CPUs until tracepoint_synchronize_unregister()
+ * @quiesce:      stop from inside the kernel's walk of a trigger list: stay
+ *                where it is, inert (NULL: @detach is safe there)
+ * @tidy:         a detached source: take off what @quiesce left (NULL:
+ *                nothing to do)
+ * @free:         free the backend's part, after a grace period (NULL:
+ *                nothing); also for a source whose @prepare failed or never
+ *                ran
+ *
+ * One instance per backend (src_trig.c, src_probe.c), chosen by main.c at
+ * load (fsm_sources_set_ops()); sources.c calls nothing else of a backend.
+ */
+struct fsm_src_ops {
+	const char *name;
+	bool event_locked;
+	const char *(*refuses)(const struct trace_event_call *call);
+	int (*prepare)(struct fsm_src *src, struct trace_event_call *call);
+	int (*attach)(struct fsm_src *src);
+	void (*detach)(struct fsm_src *src);
+	void (*quiesce)(struct fsm_src *src);
+	void (*tidy)(struct fsm_src *src);
+	void (*free)(struct fsm_src *src);
+};
 
 /* sources.c */
 /*
@@ -423,27 +492,36 @@ void fsm_sources_gone_kick(void);
 void fsm_sources_follow_kick(void);
 void fsm_sources_follow_stop(void);
 
-/* trigger.c */
-void fsm_trigger_init(void);
-void fsm_trigger_exit(void);
-/*
- * Sources through hidden trigger data (issue 9 items 1, 2): available
- * when the trigger layouts, the kernel symbols and the two removal hooks
- * are (fsm_srctrig_init()) and not refused by @force_probe (the
- * force_probe_sources parameter); otherwise sources are tracepoint probes.
- */
-bool fsm_srctrig_on(void);
-int fsm_srctrig_prepare(struct fsm_src *src);
-int fsm_srctrig_link(struct fsm_src *src);
-void fsm_srctrig_unlink(struct fsm_src *src);
-void fsm_srctrig_quiesce(struct fsm_src *src);
-void fsm_srctrig_free(struct fsm_src *src);
-void fsm_srctrig_init(bool force_probe);
-void fsm_srctrig_exit(void);
+void fsm_sources_set_ops(const struct fsm_src_ops *ops);
 void fsm_event_lock(void);
 void fsm_event_unlock(void);
+int fsm_src_attach_locked(struct fsm_src *src);
+void fsm_src_detach_locked(struct fsm_src *src);
+int fsm_sources_attach_all_locked(struct fsm_inst *inst);
+void fsm_sources_detach_all_locked(struct fsm_inst *inst, bool in_walk);
 
-/* nodes.c */
+/*
+ * The source backends. src_trig.c: sources through hidden trigger data,
+ * available when the trigger layouts, the kernel symbols and the two
+ * removal hooks are, and not refused by @force_probe (the
+ * force_probe_sources parameter); NULL otherwise, and then src_probe.c:
+ * sources are tracepoint probes.
+ */
+const struct fsm_src_ops *fsm_src_trig_init(bool force_probe);
+void fsm_src_trig_exit(void);
+const struct fsm_src_ops *fsm_src_probe_init(void);
+
+/* trigger.c: the stackmap trigger command */
+void fsm_trigger_init(void);
+void fsm_trigger_exit(void);
+
+/* nodes_map.c: the readers of the maps, for nodes.c's table */
+struct inode;
+extern const struct file_operations fsm_map_fops;
+extern const struct file_operations fsm_bin_fops;
+struct fsm_inst *fsm_node_inst(struct inode *inode);
+
+/* nodes.c: every tracefs node of an instance */
 extern struct mutex fsm_nodes_mutex;
 int fsm_nodes_create(struct fsm_inst *inst);
 void fsm_nodes_remove(struct fsm_inst *inst);

@@ -2,29 +2,16 @@
 /*
  * ustack.c - deferred user stacks: one walk per kernel entry, delivered to
  * every instance that asked (Documentation/ustack.rst). This file holds
- * the requests (what the stack_id probe calls) and the task table; the
- * other jobs have files of their own (ustack_internal.h lists them):
- * queueing and the task works (ustack_work.c), the walk and the user map
- * key (ustack_ukey.c), the records (ustack_deliver.c).
+ * the task table (a slot per task, found or claimed by the requests) and
+ * what identifies a kernel entry (its saved user registers); the other
+ * jobs have files of their own (ustack_internal.h lists them): the
+ * requests, queueing and the task works (ustack_work.c), the walk
+ * (ustack_ukey.c), the records (ustack_deliver.c). The bottom of the
+ * pipeline: it calls none of them.
  *
- * Request (any context, NMI included; fsm_ustack_request(), called by the
- * stack_id probe of an instance with options/stackmap_user set):
- *   refuse kernel threads, io workers, exiting tasks, tasks without mm or
- *   not coming from user space; find or claim the task's slot in a table
- *   preallocated at load time (6.1 has no task_struct field for us), keyed
- *   by the task pointer and its start time; ask the per-entry cache
- *   (fsm_uwc_request). The first request of an entry queues the slot's
- *   task work with task_work_add(TWA_RESUME): directly from task/irq
- *   context, through a per-CPU hard irq_work from NMI (task_work_add is not
- *   NMI-safe, and the irq_work's interrupt makes the return to user space
- *   run the work now) and on KASAN kernels always (the add may allocate).
- *
- * The rest of the walk's life: queueing and the task works that walk on the
- * way out to user space and end the entry (ustack_work.c); the walk and the
- * user map key it builds (ustack_ukey.c); the user_stack and file_map
- * records, one per instance that asked, deduplicated in the instance's
- * user stack map (ustack_deliver.c). Unload never waits for a task to
- * return to user space (ustack_work.c, fsm_ustack_exit()).
+ * The task table is preallocated at load time (6.1 has no task_struct
+ * field for us), keyed by the task pointer and its start time; a slot is
+ * freed from sched_process_free (fsm_ust_task_free()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -35,11 +22,12 @@
 #include <linux/siphash.h>
 
 #include "tracing.h"
-#include "ustack_arch.h"
+#include "compat/ustack_arch.h"
 #include "ustack_internal.h"
 
 struct fsm_ust_slot *fsm_ust_slots;
-static DEFINE_PER_CPU(u64, fsm_ust_seq);
+/* key of the address-space hash (fsm_ust_mm_key()), random per load */
+siphash_key_t fsm_ust_mm_siphash;
 
 /* ---- the task table ---- */
 
@@ -55,7 +43,7 @@ static __always_inline u32 fsm_ust_home(const struct task_struct *t)
  * match first, then claim the first free slot; a lost cmpxchg re-checks
  * that slot (a nested context may have claimed it for @t). Bounded.
  */
-static struct fsm_ust_slot *fsm_ust_slot_get(struct task_struct *t)
+struct fsm_ust_slot *fsm_ust_slot_get(struct task_struct *t)
 {
 	unsigned long key = (unsigned long)t;
 	u32 home = fsm_ust_home(t), i, s;
@@ -126,7 +114,7 @@ void fsm_ust_task_free(void *data, struct task_struct *t)
 }
 
 
-/* ---- request ---- */
+/* ---- the entry's registers ---- */
 
 void fsm_ust_regs(struct pt_regs *regs, struct fsm_uw_regs *u)
 {
@@ -156,108 +144,3 @@ u64 fsm_ust_regs_hash(const struct pt_regs *regs)
 {
 	return siphash(regs, sizeof(*regs), &fsm_ust_mm_siphash);
 }
-
-
-/**
- * fsm_ustack_enabled - is options/stackmap_user set in an instance?
- * @inst_id: instance id
- *
- * Context: any. Return: true when the instance's requests get user stacks.
- */
-bool fsm_ustack_enabled(u32 inst_id)
-{
-	return inst_id < FSM_UST_MAX_INST &&
-	       (READ_ONCE(fsm_ust_on) & BIT_ULL(inst_id));
-}
-
-/**
- * fsm_ustack_request - the cookie of current's user stack for an instance.
- * @inst_id: requesting instance
- *
- * Context: any, NMI included. No lock, no allocation, bounded.
- * Return: the cookie of the current kernel entry, or 0 (no user stack:
- * the option is off, the task is not eligible, or a counted drop).
- */
-u64 fsm_ustack_request(u32 inst_id)
-{
-	struct task_struct *t = current;
-	struct fsm_ust_slot *slot;
-	struct pt_regs *regs;
-	u64 cookie = 0;
-	int ret;
-
-	if (inst_id >= FSM_UST_MAX_INST ||
-	    !(READ_ONCE(fsm_ust_on) & BIT_ULL(inst_id)) ||
-	    !READ_ONCE(fsm_ust_ready))
-		return 0;
-	if ((t->flags & (PF_KTHREAD | PF_IO_WORKER | PF_EXITING)) || !t->mm) {
-		fsm_ust_count(inst_id, FSM_UST_REFUSED);
-		return 0;
-	}
-	regs = task_pt_regs(t);
-	if (!user_mode(regs)) {
-		fsm_ust_count(inst_id, FSM_UST_REFUSED);
-		return 0;
-	}
-	slot = fsm_ust_slot_get(t);
-	if (!slot) {
-		fsm_ust_count(inst_id, FSM_UST_NO_SLOT);
-		return 0;
-	}
-	/*
-	 * The loop bound of fsm_ust_end_entry(), for task-context requests
-	 * only: an interrupt or NMI that asks (a timer sampling a user spin
-	 * loop: identical registers each time) opens an entry of its own and
-	 * cannot be that loop.
-	 */
-	if (unlikely(READ_ONCE(slot->same_regs) >= FSM_UST_SAME_REGS_MAX) &&
-	    in_task() && fsm_uwc_state(&slot->uwc, NULL) == FSM_UWC_STATE_IDLE &&
-	    fsm_ust_regs_hash(regs) == READ_ONCE(slot->end_regs)) {
-		fsm_ust_count(inst_id, FSM_UST_SAME_REGS);
-		return 0;
-	}
-	ret = fsm_uwc_request(&slot->uwc, fsm_ust_sig(regs), inst_id,
-			      this_cpu_ptr(&fsm_ust_seq), raw_smp_processor_id(),
-			      &cookie);
-	switch (ret) {
-	case FSM_UWC_QUEUE:
-		/* only the claimer writes it; read by our own task work */
-		slot->exec_id = t->self_exec_id;
-		if (!fsm_ust_queue(slot->walk)) {
-			/*
-			 * Nobody will walk this entry: end it now, or every
-			 * later request of the task would join it forever.
-			 */
-			fsm_ust_work_refused(slot->walk);
-			fsm_ust_count(inst_id, FSM_UST_QUEUE_FAILED);
-			return 0;
-		}
-		fsm_ust_count(inst_id, FSM_UST_QUEUED);
-		break;
-	case FSM_UWC_PENDING:
-	case FSM_UWC_DELIVERED:
-		fsm_ust_count(inst_id, FSM_UST_REUSES);
-		break;
-	case FSM_UWC_CACHED:
-		/* all late requests of an entry have its cookie */
-		WRITE_ONCE(slot->late_cookie, cookie);
-		/* orders the cookie before the bit: the emit work reads them so */
-		smp_mb__before_atomic();
-		atomic64_or(BIT_ULL(inst_id), &slot->late_mask);
-		/* one emit work at a time; it re-reads the mask */
-		if (!atomic_xchg(&slot->emit_queued, 1) &&
-		    !fsm_ust_queue(slot->emit)) {
-			fsm_ust_work_refused(slot->emit);
-			fsm_ust_count(inst_id, FSM_UST_QUEUE_FAILED);
-			return 0;
-		}
-		fsm_ust_count(inst_id, FSM_UST_LATE);
-		break;
-	default:
-		fsm_ust_count(inst_id, FSM_UST_BUSY);
-		return 0;
-	}
-	fsm_ust_count(inst_id, FSM_UST_REQUESTS);
-	return cookie;
-}
-

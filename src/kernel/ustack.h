@@ -4,7 +4,7 @@
  *
  * Overview
  * --------
- * A stack_id probe in an instance with options/stackmap_user set calls
+ * The capture (record.c) in an instance with options/stackmap_user set calls
  * fsm_ustack_request() (any context, NMI included). It returns the cookie of
  * the current kernel entry and makes sure that, before the task returns to
  * user space, a task work walks the user stack once (fsm_uwc_* cache, per
@@ -31,8 +31,11 @@ u64 fsm_ustack_request(u32 inst_id);
 bool fsm_ustack_enabled(u32 inst_id);
 void fsm_ustack_stat_show(struct seq_file *m, struct fsm_inst *inst);
 void fsm_ustack_write_reset(struct fsm_inst *inst, u32 gen);
-extern const struct file_operations fsm_ustack_opt_fops;
-/* instance id reuse (instances.c, lifecycle.c) */
+/* options/stackmap_user (the node is nodes.c's) */
+int fsm_ustack_option_open(struct fsm_inst *inst, bool write);
+bool fsm_ustack_option(const struct fsm_inst *inst);
+int fsm_ustack_set_option(struct fsm_inst *inst, bool on);
+/* instance id reuse (hooks of instances.c, wired by main.c; lifecycle.c) */
 void fsm_ustack_id_retire(u32 id);
 u64 fsm_ustack_ids_busy(void);
 void fsm_ustack_id_reset(u32 id);

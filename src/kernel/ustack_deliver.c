@@ -527,43 +527,36 @@ static int fsm_ust_set_event(struct fsm_inst *inst, const char *event, bool on)
 	return ret;
 }
 
-/*
- * The option holds a reference on its instance while open (i_private is
- * the node key, id and serial number, see nodes.c): the id cannot pass to
- * another instance meanwhile. An instance without a user-stack id refuses
- * only opens for writing (a line, a counter): reading the option there
- * (cat, grep -r) shows 0 and logs nothing.
+/**
+ * fsm_ustack_option_open - may options/stackmap_user of @inst be opened?
+ * @inst:  the instance (a reference held by the opener)
+ * @write: opened for writing
+ *
+ * An instance without a user-stack id refuses only opens for writing (a
+ * line, a counter): reading the option there (cat, grep -r) shows 0 and
+ * logs nothing. The open file holds a reference on its instance (nodes.c):
+ * the id cannot pass to another instance meanwhile.
+ * Context: task. Return: 0 or -ENOSPC.
  */
-static int fsm_ust_opt_open(struct inode *inode, struct file *file)
+int fsm_ustack_option_open(struct fsm_inst *inst, bool write)
 {
-	struct fsm_inst *inst = fsm_inst_get_by_key(inode->i_private);
-
-	if (!inst)
-		return -ENODEV;
-	if (inst->id >= FSM_UST_MAX_INST && (file->f_mode & FMODE_WRITE)) {
+	if (inst->id >= FSM_UST_MAX_INST && write) {
 		fsm_ust_no_id(inst);
-		fsm_inst_put(inst);
 		return -ENOSPC;
 	}
-	file->private_data = inst;
-	return nonseekable_open(inode, file);
-}
-
-static int fsm_ust_opt_release(struct inode *inode, struct file *file)
-{
-	fsm_inst_put(file->private_data);
 	return 0;
 }
 
-static ssize_t fsm_ust_opt_read(struct file *file, char __user *ubuf,
-				size_t cnt, loff_t *ppos)
+/**
+ * fsm_ustack_option - is options/stackmap_user set in @inst?
+ * @inst: the instance
+ *
+ * Context: any. Return: the option's value.
+ */
+bool fsm_ustack_option(const struct fsm_inst *inst)
 {
-	struct fsm_inst *inst = file->private_data;
-	char buf[2] = { inst->id < FSM_UST_MAX_INST &&
-			(READ_ONCE(fsm_ust_on) & BIT_ULL(inst->id)) ? '1' : '0',
-			'\n' };
-
-	return simple_read_from_buffer(ubuf, cnt, ppos, buf, sizeof(buf));
+	return inst->id < FSM_UST_MAX_INST &&
+	       (READ_ONCE(fsm_ust_on) & BIT_ULL(inst->id));
 }
 
 static DEFINE_MUTEX(fsm_ust_opt_mutex);
@@ -601,29 +594,26 @@ static int fsm_ust_umap_alloc(struct fsm_inst *inst)
 	}
 	mutex_lock(&fsm_ust_opt_mutex);
 	inst->ugen = gen;
-	/* Pairs with smp_load_acquire() above, in fsm_ust_get_id() and nodes.c. */
+	/* Pairs with smp_load_acquire() above, in fsm_ust_get_id() and nodes_map.c. */
 	smp_store_release(&inst->umap, map);
 	mutex_unlock(&fsm_ust_opt_mutex);
 	mutex_unlock(&inst->map_alloc_mutex);
 	return 0;
 }
 
-/*
- * 1: stack_id records of this instance carry cookies, and user_stack and
- * file_map are enabled in it. 0: the reverse.
+/**
+ * fsm_ustack_set_option - set or clear options/stackmap_user of @inst.
+ * @inst: the instance (a reference held: an open option file)
+ * @on:   1: stack_id records of this instance carry cookies, and
+ *        user_stack and file_map are enabled in it. 0: the reverse.
+ *
+ * Context: task, no lock held. Return: 0 or -errno.
  */
-static ssize_t fsm_ust_opt_write(struct file *file, const char __user *ubuf,
-				 size_t cnt, loff_t *ppos)
+int fsm_ustack_set_option(struct fsm_inst *inst, bool on)
 {
-	struct fsm_inst *inst = file->private_data;
 	u32 id = inst->id;
-	bool on;
 	int ret;
 
-	if (!cnt || cnt > 8 || kstrtobool_from_user(ubuf, cnt, &on)) {
-		pr_warn_ratelimited("options/stackmap_user: write 1 or 0\n");
-		return -EINVAL;
-	}
 	if (!fsm_inst_alive(inst))
 		return -ENODEV;
 	if (on) {
@@ -648,17 +638,8 @@ static ssize_t fsm_ust_opt_write(struct file *file, const char __user *ubuf,
 	else if (!on)
 		WRITE_ONCE(fsm_ust_on, fsm_ust_on & ~BIT_ULL(id));
 	mutex_unlock(&fsm_ust_opt_mutex);
-	return ret ? ret : cnt;
+	return ret;
 }
-
-const struct file_operations fsm_ustack_opt_fops = {
-	.owner = THIS_MODULE,
-	.open = fsm_ust_opt_open,
-	.read = fsm_ust_opt_read,
-	.write = fsm_ust_opt_write,
-	.llseek = no_llseek,
-	.release = fsm_ust_opt_release,
-};
 
 /**
  * fsm_ustack_id_retire - an instance id leaves use (lifecycle.c).

@@ -2,14 +2,16 @@
 /*
  * ustack_internal.h - what the parts of the deferred user stacks share.
  *
- * The user-stack code is split along its jobs (overview in ustack.c):
- *   ustack.c          requests: what the stack_id probe calls, the task table
- *   ustack_work.c     queueing the task works, the works themselves, the end
- *                     of an entry, init and exit (module-exit disarm)
- *   ustack_ukey.c     the walk: frames, then the user map key (address-space
- *                     key, file ids and offsets)
+ * The user-stack code is split along its jobs (overview in
+ * Documentation/ustack.rst), each file calling only those below it:
+ *   ustack_work.c     requests (what the capture calls), queueing the task
+ *                     works, the works themselves, the end of an entry,
+ *                     init and exit (module-exit disarm)
  *   ustack_deliver.c  delivery: the user_stack/file_map records, the user map
  *                     ids, the events' .reg, options/stackmap_user, statistics
+ *   ustack_ukey.c     the walk: frames, then the user map key (address-space
+ *                     key, file ids and offsets)
+ *   ustack.c          the task table, the entry's registers
  * This header is private to those four files.
  */
 #ifndef FSM_USTACK_INTERNAL_H
@@ -171,8 +173,9 @@ extern struct fsm_ust_slot *fsm_ust_slots;
 /* ustack_deliver.c: per-instance state; options/stackmap_user bits */
 extern struct fsm_ust_inst fsm_ust_insts[FSM_UST_MAX_INST];
 extern u64 fsm_ust_on;
-/* ustack_ukey.c: walks of all instances; key of the address-space hash */
+/* ustack_ukey.c: walks of all instances */
 extern atomic64_t fsm_ust_walks;
+/* ustack.c: key of the address-space hash */
 extern siphash_key_t fsm_ust_mm_siphash;
 /* ustack_work.c: requests and queues accepted (init done, exit not begun) */
 extern bool fsm_ust_ready;
@@ -185,6 +188,7 @@ static __always_inline void fsm_ust_count(u32 inst, enum fsm_ust_stat s)
 /* ---- shared functions (defined by the file named) ---- */
 
 /* ustack.c */
+struct fsm_ust_slot *fsm_ust_slot_get(struct task_struct *t);
 void fsm_ust_task_free(void *data, struct task_struct *t);
 void fsm_ust_regs(struct pt_regs *regs, struct fsm_uw_regs *u);
 u64 fsm_ust_sig(struct pt_regs *regs);

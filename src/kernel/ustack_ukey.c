@@ -25,12 +25,10 @@
 #include <linux/siphash.h>
 #include <linux/uaccess.h>
 
-#include "ustack_arch.h"
+#include "compat/ustack_arch.h"
 #include "ustack_internal.h"
 
 atomic64_t fsm_ust_walks = ATOMIC64_INIT(0);
-/* key of the address-space hash (fsm_ust_mm_key()), random per load */
-siphash_key_t fsm_ust_mm_siphash;
 
 /* ---- the walk ---- */
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ustack_work.c - deferred user stacks: queueing the task works, the works,
- * the end of a kernel entry, init and exit (overview in ustack.c).
+ * ustack_work.c - deferred user stacks: the requests, queueing the task
+ * works, the works, the end of a kernel entry, init and exit (overview in
+ * ustack.c). The top of the user-stack pipeline.
  *
  * Task work (task context, just before the return to user space):
  *   fsm_uwc_complete() walks once (ustack_ukey.c); the result stays in the
@@ -46,7 +47,7 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
-#include "compat.h"
+#include "compat/compat.h"
 #include "ustack_internal.h"
 
 
@@ -70,6 +71,8 @@ static atomic_t fsm_ust_running = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(fsm_ust_wq);
 static struct tracepoint *fsm_ust_tp_free;
 bool fsm_ust_ready;
+/* the per-CPU half of the request cookies (fsm_uwc_request()) */
+static DEFINE_PER_CPU(u64, fsm_ust_seq);
 
 
 static void fsm_ust_walk_work(struct callback_head *head);
@@ -463,6 +466,124 @@ static bool fsm_ust_work_disarm(struct fsm_ust_work *w)
 		return false;
 	WRITE_ONCE(w->head.func, fsm_compat_kfree_task_work());
 	return atomic_xchg(&w->queued, 0);
+}
+
+/* ---- requests ---- */
+
+/*
+ * Request (any context, NMI included; fsm_ustack_request(), called by the
+ * capture of an instance with options/stackmap_user set, record.c):
+ *   refuse kernel threads, io workers, exiting tasks, tasks without mm or
+ *   not coming from user space; find or claim the task's slot (ustack.c);
+ *   ask the per-entry cache (fsm_uwc_request). The first request of an
+ *   entry queues the slot's task work with task_work_add(TWA_RESUME):
+ *   directly from task/irq context, through a per-CPU hard irq_work from
+ *   NMI (task_work_add is not NMI-safe, and the irq_work's interrupt makes
+ *   the return to user space run the work now) and on KASAN kernels always
+ *   (the add may allocate).
+ */
+
+/**
+ * fsm_ustack_enabled - is options/stackmap_user set in an instance?
+ * @inst_id: instance id
+ *
+ * Context: any. Return: true when the instance's requests get user stacks.
+ */
+bool fsm_ustack_enabled(u32 inst_id)
+{
+	return inst_id < FSM_UST_MAX_INST &&
+	       (READ_ONCE(fsm_ust_on) & BIT_ULL(inst_id));
+}
+
+/**
+ * fsm_ustack_request - the cookie of current's user stack for an instance.
+ * @inst_id: requesting instance
+ *
+ * Context: any, NMI included. No lock, no allocation, bounded.
+ * Return: the cookie of the current kernel entry, or 0 (no user stack:
+ * the option is off, the task is not eligible, or a counted drop).
+ */
+u64 fsm_ustack_request(u32 inst_id)
+{
+	struct task_struct *t = current;
+	struct fsm_ust_slot *slot;
+	struct pt_regs *regs;
+	u64 cookie = 0;
+	int ret;
+
+	if (inst_id >= FSM_UST_MAX_INST ||
+	    !(READ_ONCE(fsm_ust_on) & BIT_ULL(inst_id)) ||
+	    !READ_ONCE(fsm_ust_ready))
+		return 0;
+	if ((t->flags & (PF_KTHREAD | PF_IO_WORKER | PF_EXITING)) || !t->mm) {
+		fsm_ust_count(inst_id, FSM_UST_REFUSED);
+		return 0;
+	}
+	regs = task_pt_regs(t);
+	if (!user_mode(regs)) {
+		fsm_ust_count(inst_id, FSM_UST_REFUSED);
+		return 0;
+	}
+	slot = fsm_ust_slot_get(t);
+	if (!slot) {
+		fsm_ust_count(inst_id, FSM_UST_NO_SLOT);
+		return 0;
+	}
+	/*
+	 * The loop bound of fsm_ust_end_entry(), for task-context requests
+	 * only: an interrupt or NMI that asks (a timer sampling a user spin
+	 * loop: identical registers each time) opens an entry of its own and
+	 * cannot be that loop.
+	 */
+	if (unlikely(READ_ONCE(slot->same_regs) >= FSM_UST_SAME_REGS_MAX) &&
+	    in_task() && fsm_uwc_state(&slot->uwc, NULL) == FSM_UWC_STATE_IDLE &&
+	    fsm_ust_regs_hash(regs) == READ_ONCE(slot->end_regs)) {
+		fsm_ust_count(inst_id, FSM_UST_SAME_REGS);
+		return 0;
+	}
+	ret = fsm_uwc_request(&slot->uwc, fsm_ust_sig(regs), inst_id,
+			      this_cpu_ptr(&fsm_ust_seq), raw_smp_processor_id(),
+			      &cookie);
+	switch (ret) {
+	case FSM_UWC_QUEUE:
+		/* only the claimer writes it; read by our own task work */
+		slot->exec_id = t->self_exec_id;
+		if (!fsm_ust_queue(slot->walk)) {
+			/*
+			 * Nobody will walk this entry: end it now, or every
+			 * later request of the task would join it forever.
+			 */
+			fsm_ust_work_refused(slot->walk);
+			fsm_ust_count(inst_id, FSM_UST_QUEUE_FAILED);
+			return 0;
+		}
+		fsm_ust_count(inst_id, FSM_UST_QUEUED);
+		break;
+	case FSM_UWC_PENDING:
+	case FSM_UWC_DELIVERED:
+		fsm_ust_count(inst_id, FSM_UST_REUSES);
+		break;
+	case FSM_UWC_CACHED:
+		/* all late requests of an entry have its cookie */
+		WRITE_ONCE(slot->late_cookie, cookie);
+		/* orders the cookie before the bit: the emit work reads them so */
+		smp_mb__before_atomic();
+		atomic64_or(BIT_ULL(inst_id), &slot->late_mask);
+		/* one emit work at a time; it re-reads the mask */
+		if (!atomic_xchg(&slot->emit_queued, 1) &&
+		    !fsm_ust_queue(slot->emit)) {
+			fsm_ust_work_refused(slot->emit);
+			fsm_ust_count(inst_id, FSM_UST_QUEUE_FAILED);
+			return 0;
+		}
+		fsm_ust_count(inst_id, FSM_UST_LATE);
+		break;
+	default:
+		fsm_ust_count(inst_id, FSM_UST_BUSY);
+		return 0;
+	}
+	fsm_ust_count(inst_id, FSM_UST_REQUESTS);
+	return cookie;
 }
 
 /**

@@ -24,7 +24,7 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
-#include "compat_layouts.h"	/* generated layouts: scripts/kernel-layouts */
+#include "layouts.h"	/* generated layouts: scripts/kernel-layouts */
 
 /*
  * Indirect branch tracking: an indirect call must land on a marker
@@ -64,6 +64,9 @@ static_assert(__same_type(&kallsyms_lookup_name,
 static_assert(__same_type(((struct trace_event_file *)NULL)->dir,
 			  struct dentry *),
 	      "trace_event_file::dir is gone (eventfs?): adapt compat.c");
+static_assert(__same_type(((struct inode *)NULL)->i_ctime,
+			  struct timespec64),
+	      "inode::i_ctime is gone (inode_get_ctime()?): adapt compat.h");
 static_assert(__same_type(((struct dentry *)NULL)->d_subdirs,
 			  struct list_head),
 	      "dentry::d_subdirs is gone (d_children?): adapt compat.c");

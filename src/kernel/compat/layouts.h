@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * compat_layouts.h - kernel-internal types, checked against the target
+ * layouts.h - kernel-internal types, checked against the target
  * kernel at build time (part of the compat place, see compat.h).
  *
  * The trigger interface (struct event_command and its friends) lives in

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ustack_arch.h - the architecture part of the user-stack glue (part of the
- * compat place, see compat.h): which walker mode a task's saved user
+ * ustack_arch.h - the architecture part of the user-stack glue (in
+ * compat/, with the kernel differences): which walker mode a task's saved user
  * registers need, and how they map onto struct fsm_uw_regs. Everything else
  * in ustack*.c is architecture independent.
  *

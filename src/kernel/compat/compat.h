@@ -42,7 +42,12 @@
  * - i_private of an instance's "trace" file (its trace_array, used as an
  *   opaque key) and of events/SYS/EV/enable (the trace_event_file): read
  *   without trace_get_event_file(), whose trace_array reference makes a
- *   concurrent rmdir of the instance fail with -EBUSY.
+ *   concurrent rmdir of the instance fail with -EBUSY;
+ * - struct inode::i_ctime: the change time that identifies a file's
+ *   version (fileid.c, fsm_compat_inode_ctime(); behind inode_get_ctime()
+ *   in 6.6+);
+ * - the kernel symbols borrowed by name (ksyms.h) and the kernel-internal
+ *   types of the trigger code (layouts.h).
  * Each is guarded by a build-time check on the field's type, so a port to
  * another kernel fails to compile at the exact place to adapt.
  */
@@ -273,7 +278,8 @@ typedef void (*fsm_dir_event_fn)(const struct qstr *name, enum fsm_dir_event ev)
  * once through a kprobe at fsm_compat_init() (a kprobe cannot be put on a
  * data symbol, hence this two-step way). The caller checks what it got
  * (names can be ambiguous for static symbols) and says why in dmesg when
- * it gives up.
+ * it gives up. Used by compat/ksyms.c only: the rest of the module reads
+ * the cached symbols of struct fsm_ksyms.
  * Context: task. Return: the address, or NULL.
  */
 void *fsm_compat_ksym(const char *name, bool func);
@@ -350,7 +356,7 @@ task_work_func_t fsm_compat_kfree_task_work(void);
  * output callback tr->trace_flags & TRACE_ITER_SYM_MASK as "flags"; the
  * TRACE_ITER_* bits are private to kernel/trace/trace.h. Their values are
  * read at build time from the target kernel (scripts/kernel-layouts,
- * compat_layouts.h: its BTF or its source tree); when that was
+ * compat/layouts.h: its BTF or its source tree); when that was
  * not possible the build says why, fsm_compat_announce() says it in dmesg,
  * and symbols are printed with their offsets whatever the options are.
  */
@@ -362,5 +368,23 @@ task_work_func_t fsm_compat_kfree_task_work(void);
  * Context: any. Return: FSM_SYM_* bits.
  */
 unsigned int fsm_compat_sym_flags(int flags);
+
+/**
+ * fsm_compat_inode_ctime - an inode's change time, read without its lock.
+ * @inode: the inode (a reference held by the caller)
+ * @sec:   set to the seconds
+ * @nsec:  set to the nanoseconds
+ *
+ * A racing change may give seconds and nanoseconds of two times (the
+ * caller copes). The field is struct inode::i_ctime here; kernels that
+ * hide it behind inode_get_ctime() fail the type check in compat.c.
+ * Context: any.
+ */
+static inline void fsm_compat_inode_ctime(const struct inode *inode,
+					  s64 *sec, u32 *nsec)
+{
+	*sec = READ_ONCE(inode->i_ctime.tv_sec);
+	*nsec = READ_ONCE(inode->i_ctime.tv_nsec);
+}
 
 #endif /* FSM_COMPAT_H */
