@@ -186,6 +186,23 @@ static void fsm_inst_id_release(u32 id)
 }
 
 /*
+ * fsm_inst_free - free an instance's memory: the one place that does,
+ * for the last reference and for an instance that never entered the
+ * registry. Its maps (NULL until first used), the directory reference
+ * (NULL before fsm_inst_alloc() took it), the strings. Context: task.
+ */
+static void fsm_inst_free(struct fsm_inst *inst)
+{
+	fsm_map_free(inst->map);
+	fsm_map_free(inst->umap);	/* user stacks (ustack_deliver.c) */
+	free_percpu(inst->pcpu);
+	dput(inst->dir);
+	kfree(inst->src_pat);
+	kfree(inst->name);
+	kfree(inst);
+}
+
+/*
  * The last reference. The instance was reaped (lifecycle.c): erased from
  * fsm_insts, its sources detached and freed, no node open.
  */
@@ -198,13 +215,7 @@ static void fsm_inst_release(struct kref *ref)
 	WARN_ON_ONCE(!list_empty(&inst->sources));
 	if (inst->id)
 		fsm_inst_id_release(inst->id);
-	fsm_map_free(inst->map);
-	fsm_map_free(inst->umap);	/* user stacks (ustack_deliver.c) */
-	free_percpu(inst->pcpu);
-	dput(inst->dir);
-	kfree(inst->src_pat);
-	kfree(inst->name);
-	kfree(inst);
+	fsm_inst_free(inst);
 }
 
 /**
@@ -281,9 +292,7 @@ static struct fsm_inst *fsm_inst_alloc(const char *name, struct dentry *dir,
 	if (name)
 		inst->name = kstrdup(name, GFP_KERNEL);
 	if (!inst->pcpu || (name && !inst->name)) {
-		free_percpu(inst->pcpu);
-		kfree(inst->name);
-		kfree(inst);
+		fsm_inst_free(inst);
 		return NULL;
 	}
 	kref_init(&inst->ref);
@@ -364,10 +373,7 @@ static struct fsm_inst *fsm_inst_add_locked(struct dentry *dir,
 		}
 	}
 	if (ret) {
-		dput(dir);
-		free_percpu(inst->pcpu);
-		kfree(inst->name);
-		kfree(inst);
+		fsm_inst_free(inst);	/* also puts @dir */
 		return ERR_PTR(ret);
 	}
 	return inst;
