@@ -4,6 +4,7 @@
  * (the fsm_plat_* functions declared in src/core/fsm_core.h).
  */
 #include <linux/kernel.h>
+#include <linux/kprobes.h>
 #include <linux/random.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -37,12 +38,15 @@ void fsm_plat_free(void *p)
  * Context: any. The core only uses the CPU number to pick a counter shard,
  * so migration right after the read is harmless. The core's one way to
  * read it (platform_kernel.h says why it is a call); main.c checks at load
- * that the core's reading agrees with raw_smp_processor_id().
+ * that the core reaches it. Called on every map insert, NMI included:
+ * notrace and not kprobe-able, so that no function-trace or kprobe event
+ * can run a nested insert (and its own probes) from inside one.
  */
-unsigned int fsm_plat_cpu(void)
+unsigned int notrace fsm_plat_cpu(void)
 {
 	return raw_smp_processor_id();
 }
+NOKPROBE_SYMBOL(fsm_plat_cpu);
 
 unsigned int fsm_plat_nr_cpus(void)
 {

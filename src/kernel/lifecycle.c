@@ -120,12 +120,12 @@ static void fsm_reap_dead(void)
 {
 	struct fsm_inst *inst, *tmp;
 	unsigned long idx;
-	bool attached = false;
+	bool attached = false, elocked;
 	LIST_HEAD(reap);
 	LIST_HEAD(srcs);
 
 	mutex_lock(&fsm_reap_mutex);
-	fsm_event_lock();	/* a trigger-path source may be linked, below */
+	elocked = fsm_event_lock();	/* a trigger-path source may be linked, below */
 	mutex_lock(&fsm_mutex);
 	xa_for_each(&fsm_insts, idx, inst) {
 		if (fsm_inst_alive(inst))
@@ -158,7 +158,7 @@ static void fsm_reap_dead(void)
 		WRITE_ONCE(inst->file, NULL);
 	}
 	mutex_unlock(&fsm_mutex);
-	fsm_event_unlock();
+	fsm_event_unlock(elocked);
 
 	/*
 	 * The kernel's rmdir detached them (our event's UNREGISTER) and then
@@ -603,6 +603,7 @@ void fsm_lifecycle_stop(void)
 {
 	struct fsm_inst *inst;
 	unsigned long idx;
+	bool elocked;
 
 	mutex_lock(&fsm_mutex);
 	WRITE_ONCE(fsm_shutting_down, true);
@@ -618,7 +619,7 @@ void fsm_lifecycle_stop(void)
 	cancel_delayed_work_sync(&fsm_retry_work);
 	cancel_work_sync(&fsm_sync_work);
 
-	fsm_event_lock();	/* trigger-path sources: their data leave */
+	elocked = fsm_event_lock();	/* trigger-path sources: their data leave */
 	mutex_lock(&fsm_mutex);
 	xa_for_each(&fsm_insts, idx, inst) {
 		struct fsm_src *src;
@@ -630,7 +631,7 @@ void fsm_lifecycle_stop(void)
 		list_add_tail(&inst->reap, &fsm_exit_reap);
 	}
 	mutex_unlock(&fsm_mutex);
-	fsm_event_unlock();
+	fsm_event_unlock(elocked);
 }
 
 /**

@@ -116,7 +116,7 @@ static int __init fsm_init(void)
 	fsm_map_init();
 	fsm_inst_set_hooks(&fsm_inst_hooks);
 
-	/* The core's CPU number (fsm::plat_cpu()) must be ours. */
+	/* The core reads the CPU number through fsm_plat_cpu(): check its path. */
 	preempt_disable();
 	ret = fsm_core_cpu() != raw_smp_processor_id();
 	preempt_enable();
@@ -185,7 +185,6 @@ static void fsm_teardown(void)
 	fsm_record_exit();
 	fsm_events_exit();
 	fsm_nodes_exit();
-	fsm_ksyms_exit();
 	fsm_compat_exit();
 	fsm_inst_registry_exit();
 	fsm_ustack_exit();	/* no probe left: wait for queued user walks */

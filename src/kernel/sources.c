@@ -524,7 +524,7 @@ static int fsm_sources_do(struct fsm_inst *inst, const char *text,
 {
 	const char *who = mode & (FSM_SRC_DEFAULTS | FSM_SRC_PARAM) ?
 			  "events=" : "stack_map_events";
-	bool follow = mode & FSM_SRC_FOLLOW;
+	bool follow = mode & FSM_SRC_FOLLOW, elocked;
 	struct fsm_tok *toks = NULL, *add;
 	unsigned int nr = 0, max, i;
 	char *buf, *p, *tok, *pat;
@@ -596,7 +596,7 @@ static int fsm_sources_do(struct fsm_inst *inst, const char *text,
 		goto out;
 
 	/* event_mutex: the trigger path links trigger data (tracing.h order) */
-	fsm_event_lock();
+	elocked = fsm_event_lock();
 	mutex_lock(&fsm_mutex);
 	pat = NULL;
 	if (!fsm_inst_alive(inst) || fsm_shutting_down) {
@@ -621,7 +621,7 @@ static int fsm_sources_do(struct fsm_inst *inst, const char *text,
 		}
 	}
 	mutex_unlock(&fsm_mutex);
-	fsm_event_unlock();
+	fsm_event_unlock(elocked);
 	if (!IS_ERR(pat))
 		kfree(pat);
 	/*
@@ -773,6 +773,7 @@ static int fsm_module_notify(struct notifier_block *nb, unsigned long state,
 {
 	struct module *mod = data;
 	struct fsm_src *src, *tmp;
+	bool elocked;
 	struct fsm_inst *inst;
 	unsigned long idx;
 	LIST_HEAD(removed);
@@ -781,7 +782,7 @@ static int fsm_module_notify(struct notifier_block *nb, unsigned long state,
 		fsm_sources_follow_kick();	/* its events exist now */
 	if (state != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
-	fsm_event_lock();
+	elocked = fsm_event_lock();
 	mutex_lock(&fsm_mutex);
 	/* resolved, not entered: see fsm_src_pending_lock */
 	spin_lock(&fsm_src_pending_lock);
@@ -810,7 +811,7 @@ static int fsm_module_notify(struct notifier_block *nb, unsigned long state,
 		}
 	}
 	mutex_unlock(&fsm_mutex);
-	fsm_event_unlock();
+	fsm_event_unlock(elocked);
 	if (!list_empty(&removed)) {
 		tracepoint_synchronize_unregister();
 		fsm_sources_free(&removed);

@@ -65,7 +65,7 @@ const struct fsm_src_ops *fsm_src_backend;
  */
 void fsm_sources_set_ops(const struct fsm_src_ops *ops)
 {
-	fsm_src_backend = ops;
+	WRITE_ONCE(fsm_src_backend, ops);
 }
 
 /**
@@ -76,17 +76,24 @@ void fsm_sources_set_ops(const struct fsm_src_ops *ops)
  * detach and tidy; the order is event_mutex -> fsm_mutex. A tracepoint
  * probe needs none, and then the lock is not taken at all.
  * Context: task; fsm_mutex not held.
+ * Return: whether the lock was taken, for fsm_event_unlock(): the backend
+ * is chosen during load, after the module notifier that takes this lock
+ * is registered, so the unlock must not decide again.
  */
-void fsm_event_lock(void)
+bool fsm_event_lock(void)
 {
-	if (fsm_src_backend && fsm_src_backend->event_locked)
-		fsm_compat_event_lock();
+	const struct fsm_src_ops *ops = READ_ONCE(fsm_src_backend);
+
+	if (!ops || !ops->event_locked)
+		return false;
+	fsm_compat_event_lock();
+	return true;
 }
 
-/* Undo fsm_event_lock(). Context: task. */
-void fsm_event_unlock(void)
+/* Undo fsm_event_lock(), given what it returned. Context: task. */
+void fsm_event_unlock(bool locked)
 {
-	if (fsm_src_backend && fsm_src_backend->event_locked)
+	if (locked)
 		fsm_compat_event_unlock();
 }
 
@@ -282,8 +289,9 @@ static void fsm_sources_gone_fn(struct work_struct *work)
 	struct fsm_inst *inst;
 	unsigned long idx;
 	LIST_HEAD(removed);
+	bool elocked;
 
-	fsm_event_lock();
+	elocked = fsm_event_lock();
 	mutex_lock(&fsm_mutex);
 	xa_for_each(&fsm_insts, idx, inst) {
 		list_for_each_entry_safe(src, tmp, &inst->sources, list) {
@@ -298,7 +306,7 @@ static void fsm_sources_gone_fn(struct work_struct *work)
 		}
 	}
 	mutex_unlock(&fsm_mutex);
-	fsm_event_unlock();
+	fsm_event_unlock(elocked);
 	if (!list_empty(&removed)) {
 		tracepoint_synchronize_unregister();
 		fsm_sources_free(&removed);

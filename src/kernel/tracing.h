@@ -493,8 +493,8 @@ void fsm_sources_follow_kick(void);
 void fsm_sources_follow_stop(void);
 
 void fsm_sources_set_ops(const struct fsm_src_ops *ops);
-void fsm_event_lock(void);
-void fsm_event_unlock(void);
+bool fsm_event_lock(void);
+void fsm_event_unlock(bool locked);
 int fsm_src_attach_locked(struct fsm_src *src);
 void fsm_src_detach_locked(struct fsm_src *src);
 int fsm_sources_attach_all_locked(struct fsm_inst *inst);

@@ -11,7 +11,13 @@
 #include "compat.h"
 #include "ksyms.h"
 
-struct fsm_ksyms fsm_ks __read_mostly;
+/*
+ * Written once, by fsm_ksyms_init() during module init, then read-only
+ * (the module loader write-protects __ro_after_init data once init
+ * returns): the pointers are called from NMI and int3 handlers, so no
+ * later write can race them, and none clears them at exit.
+ */
+struct fsm_ksyms fsm_ks __ro_after_init;
 
 /* Data symbols (false) are taken as they are; functions are checked. */
 #define FSM_KSYM(field, func)						\
@@ -36,10 +42,6 @@ void fsm_ksyms_init(void)
 	FSM_KSYM(trace_buffered_event_disable, true);
 }
 
-void fsm_ksyms_exit(void)
-{
-	memset(&fsm_ks, 0, sizeof(fsm_ks));
-}
 
 /*
  * Context: task, may sleep. Only the source backend that needs it takes it

@@ -86,11 +86,6 @@ extern struct fsm_ksyms fsm_ks;
  */
 void fsm_ksyms_init(void);
 
-/**
- * fsm_ksyms_exit - forget them.
- * Context: task (module exit), nothing of the module uses them any more.
- */
-void fsm_ksyms_exit(void);
 
 /*
  * event_mutex, the lock of the trace events (kernel/trace/trace_events.c),
