@@ -8,8 +8,9 @@
 # to the host when the guest ends), else /tmp/fsm-demo: trace.dat (the
 # trace-cmd recording), report.txt (stackmap-report report), out.folded,
 # flame.svg (stackmap-report flamegraph, when that command exists),
-# profile.pb.gz (pprof) and stacks.fsmb (the stack_map_bin snapshot,
-# stackmap-ctl save).
+# profile.pb.gz (pprof), stacks.fsmb (the stack_map_bin snapshot,
+# stackmap-ctl save) and kallsyms (this boot's, to decode the snapshot
+# elsewhere: stackmap-report dump --kallsyms).
 set -euo pipefail
 
 ko=${1:?usage: demo-guest.sh MODULE.ko}
@@ -73,6 +74,9 @@ if [ -e $T/options/stackmap_user ] && command -v gcc >/dev/null &&
 	# the map of the top instance as it is after the recording (it stays
 	# until the module is unloaded or the map reset)
 	run "$SC save $out/stacks.fsmb"
+	# this boot's kernel symbols, to decode the snapshot elsewhere (dump
+	# --kallsyms: /proc/kallsyms of another boot does not match it)
+	cat /proc/kallsyms > "$out/kallsyms"
 	run "$SR dump $out/stacks.fsmb | sed -n 1,8p | cut -c1-160"
 	run "$SR report -i $out/trace.dat --comm fsm-demo-chain --event sys_enter > $out/report.txt"
 	run "sed -n 1,24p $out/report.txt | cut -c1-160"
