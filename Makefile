@@ -13,6 +13,7 @@
 #   make tools           user-space tools (tools/) into build/tools/
 #   make install         module, tools, docs (DESTDIR=, PREFIX=/usr/local, KVER=)
 #   make uninstall       remove what make install put there
+#   make deb             Debian packages (dkms + tools) into build/deb/
 #   make clean
 #
 # KDIR defaults to the running kernel's build dir when it exists, otherwise
@@ -73,7 +74,7 @@ FSM_KBUILD_ARGS = -C $(KDIR) M=$(CURDIR_ABS) \
 	$(if $(FSM_CC),CC=$(FSM_CC))
 
 .PHONY: all modules clean check demo bench help tools install uninstall \
-	install-module install-tools install-docs dkms-source
+	install-module install-tools install-docs dkms-source deb
 
 all: modules
 
@@ -151,13 +152,24 @@ uninstall:
 # The sources dkms builds from (dkms add -m ftrace_stackmap -v VERSION
 # looks in /usr/src/ftrace_stackmap-VERSION): make dkms-source [DESTDIR=D]
 DKMS_SRC = $(DESTDIR)/usr/src/ftrace_stackmap-$(DKMS_VERSION)
+# what `make KDIR=... modules` runs: the Kbuild gates and the C++ rule, the
+# layouts reader and its list, the objtool wrapper, the .ko check (not the
+# QEMU and test scripts)
+DKMS_SCRIPTS = scripts/kbuild scripts/cxx-gate scripts/objtool-strict scripts/check-ko \
+	scripts/kernel-layouts scripts/kernel-layouts.list
 dkms-source:
 	install -d $(DKMS_SRC)
 	tar -C $(CURDIR_ABS) --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
 		--exclude='*.mod' --exclude='*.mod.c' --exclude='modules.order' \
 		--exclude='Module.symvers' --exclude='src/kernel/generated' \
-		-cf - dkms.conf Makefile Kbuild LICENSE src include scripts | \
+		-cf - dkms.conf Makefile Kbuild LICENSE src include $(DKMS_SCRIPTS) | \
 		tar -C $(DKMS_SRC) -xf -
+
+# Debian packages ftrace-stackmap-dkms and ftrace-stackmap-tools (dh,
+# packaging in scripts/debian/, version from dkms.conf) into build/deb/:
+# scripts/build-deb; Documentation/build.rst "Debian packages".
+deb:
+	@$(CURDIR_ABS)/scripts/build-deb
 
 check:
 	@$(CURDIR_ABS)/scripts/check
@@ -169,4 +181,4 @@ bench:
 	@$(CURDIR_ABS)/scripts/bench
 
 help:
-	@sed -n '3,17p' Makefile
+	@sed -n '3,18p' Makefile

@@ -3,6 +3,14 @@
 #
 # demo-guest.sh MODULE.ko - the demo steps, run as root on the kernel the
 # module was built for (inside the QEMU guest, or on a real machine).
+#
+# The results go into FSM_DEMO_OUT, else FSM_VM_OUT (vm-run --out: copied
+# to the host when the guest ends), else /tmp/fsm-demo: trace.dat (the
+# trace-cmd recording), report.txt (stackmap-report report), out.folded,
+# flame.svg (stackmap-report flamegraph, when that command exists),
+# profile.pb.gz (pprof), stacks.fsmb (the stack_map_bin snapshot,
+# stackmap-ctl save) and kallsyms (this boot's, to decode the snapshot
+# elsewhere: stackmap-report dump --kallsyms).
 set -euo pipefail
 
 ko=${1:?usage: demo-guest.sh MODULE.ko}
@@ -54,22 +62,38 @@ src=$repo/selftests/guest/ustack/chain.c
 prog=/tmp/fsm-demo-chain
 SC=$repo/build/tools/stackmap-ctl
 SR=$repo/build/tools/stackmap-report
+out=${FSM_DEMO_OUT:-${FSM_VM_OUT:-/tmp/fsm-demo}}
+mkdir -p "$out"
 if [ -e $T/options/stackmap_user ] && command -v gcc >/dev/null &&
 	command -v trace-cmd >/dev/null && [ -x "$SC" ] && [ -x "$SR" ]; then
 	cd /tmp || exit 1
 	run "gcc -g -O1 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread -o $prog $src"
 	run "$SC enable --user raw_syscalls:sys_enter sched:sched_switch"
-	run "trace-cmd record -q -o /tmp/fsm-demo.dat -e stackmap -e raw_syscalls:sys_enter -e sched:sched_switch $prog $((20 * scale)) > /dev/null"
+	run "trace-cmd record -q -o $out/trace.dat -e stackmap -e raw_syscalls:sys_enter -e sched:sched_switch $prog $((20 * scale)) > /dev/null"
 	run "$SC status | grep -E '^(stackmap-ctl|  (options|source|entries|hits|records|user_entries))'"
-	run "$SR report -i /tmp/fsm-demo.dat --comm fsm-demo-chain --event sys_enter > /tmp/fsm-demo.report"
-	run "sed -n 1,24p /tmp/fsm-demo.report | cut -c1-160"
-	run "$SR folded -i /tmp/fsm-demo.dat > /tmp/fsm-demo.folded"
-	run "wc -l < /tmp/fsm-demo.folded; grep -m 2 '^fsm-demo-chain;.*;main;ustack_f1;.*ustack_sys;' /tmp/fsm-demo.folded | cut -c1-240"
-	say "flamegraph.pl /tmp/fsm-demo.folded > flame.svg   # (or load it in speedscope)"
-	run "$SR stats -i /tmp/fsm-demo.dat --top 2 | sed -n 1,20p | cut -c1-160"
+	# the map of the top instance as it is after the recording (it stays
+	# until the module is unloaded or the map reset)
+	run "$SC save $out/stacks.fsmb"
+	# this boot's kernel symbols, to decode the snapshot elsewhere (dump
+	# --kallsyms: /proc/kallsyms of another boot does not match it)
+	cat /proc/kallsyms > "$out/kallsyms"
+	run "$SR dump $out/stacks.fsmb | sed -n 1,8p | cut -c1-160"
+	run "$SR report -i $out/trace.dat --comm fsm-demo-chain --event sys_enter > $out/report.txt"
+	run "sed -n 1,24p $out/report.txt | cut -c1-160"
+	run "$SR folded -i $out/trace.dat > $out/out.folded"
+	run "wc -l < $out/out.folded; grep -m 2 '^fsm-demo-chain;.*;main;ustack_f1;.*ustack_sys;' $out/out.folded | cut -c1-240"
+	# flame.svg: stackmap-report's own flamegraph command, once it exists
+	if "$SR" flamegraph --help >/dev/null 2>&1; then
+		run "$SR flamegraph -i $out/trace.dat -o $out/flame.svg"
+	else
+		echo "demo: this stackmap-report has no 'flamegraph' command yet: no flame.svg (flamegraph.pl out.folded > flame.svg makes one)"
+	fi
+	run "$SR pprof -i $out/trace.dat -o $out/profile.pb.gz"
+	run "$SR stats -i $out/trace.dat --top 2 | sed -n 1,20p | cut -c1-160"
 	run "$SC disable"
 	echo > $T/stack_map_events
 	echo 0 > $T/events/enable
+	run "ls -l $out"
 fi
 
 run rmmod ftrace_stackmap
