@@ -89,8 +89,8 @@ std::string label(const Profile &p, const perftools::profiles::Sample &smp,
 TEST(Pprof, RoundTrip)
 {
 	PprofBuilder b;
-	PprofBuilder::Labels a{"chain64", 42, "raw_syscalls:sys_enter", ""};
-	PprofBuilder::Labels c{"bash", 7, "sched:sched_switch", "tcb"};
+	PprofBuilder::Labels a{"chain64", 42, "raw_syscalls:sys_enter", "", ""};
+	PprofBuilder::Labels c{"bash", 7, "sched:sched_switch", "tcb", ""};
 	uint64_t k1 = b.kernel_location(0xffffffff81000010, "do_syscall_64");
 	uint64_t k0 = b.kernel_location(0xffffffff81000100, "__schedule");
 	EXPECT_EQ(b.kernel_location(0xffffffff81000010, "do_syscall_64"), k1);
