@@ -222,10 +222,15 @@ window.addEventListener('keydown', function (e) {
 window.smrSearch = search;
 window.smrZoom = function (i) { zoom(frames[i]); };
 window.smrUnzoom = unzoom;
-/* file.svg#search=REGEX searches on load */
-var h = /^#search=(.*)$/.exec(window.location.hash);
-if (h)
-	search(decodeURIComponent(h[1]));
+/* file.svg#search=REGEX&zoom=NAME: search, zoom into the first frame
+ * NAME, on load */
+window.location.hash.replace(/^#/, '').split('&').forEach(function (kv) {
+	var i = kv.indexOf('='), k = kv.slice(0, i), v = decodeURIComponent(kv.slice(i + 1));
+	if (k === 'search')
+		search(v);
+	else if (k === 'zoom')
+		frames.some(function (f) { return f.n === v && (zoom(f), true); });
+});
 })();
 )JS";
 
