@@ -185,9 +185,13 @@ diag "snapshots: $((SECONDS - T0)) s"
 # they name other stacks. Each trace is resolved on its own: folded of
 # both = the two folded outputs added.
 check "several inputs: rmmod" unload
-check "several inputs: insmod again" load bits=12 events=raw_syscalls:sys_enter
-trace-cmd record -q -b 2048 -o two.dat -e stackmap -e raw_syscalls:sys_enter \
-	bash -c 'ls -lR /usr/lib/modules >/dev/null 2>&1; cat /proc/self/maps >/dev/null' >two.rec 2>&1
+check "several inputs: insmod again" load bits=12 events=sched:sched_switch
+# sched_switch from many places (the first trace's kernel stacks are
+# mostly sched_switch's too): many ids, some in the first trace's slots
+trace-cmd record -q -b 2048 -o two.dat -e stackmap -e sched:sched_switch \
+	bash -c 'ls -lR /usr/lib >/dev/null 2>&1 & find /proc/sys >/dev/null 2>&1 &
+		 for i in 1 2 3 4 5; do sleep 0.0$i; cat /proc/meminfo >/dev/null; done; wait' \
+	>two.rec 2>&1
 check "two: trace-cmd record" test -s two.dat
 "$SR" folded -i two.dat >two.folded 2>/dev/null
 # defs ID IPS per trace: the ids both define, with other ips in the second
@@ -197,7 +201,7 @@ trace-cmd report -i two.dat 2>/dev/null | grep -o 'stack_def: .*' |
 	sed -E 's/.*stack_id=([0-9]+) .* ips=/\1 /' | sort -u >two.defs
 coll=$(join -o 0 <(cut -d' ' -f1 top.defs | sort -u) <(cut -d' ' -f1 two.defs | sort -u) | wc -l)
 differ=$(awk 'NR == FNR { d[$1] = $0; next } ($1 in d) && d[$1] != $0' top.defs two.defs | wc -l)
-diag "several inputs: $coll ids defined in both traces, $differ of them with other ips"
+diag "several inputs: $(wc -l <top.defs) and $(wc -l <two.defs) ids defined; $coll in both traces, $differ of them with other ips"
 check "two traces whose ids collide with other stacks" [ "$differ" -gt 0 ]
 addf() {
 	awk '{ n = $NF; c[substr($0, 1, length($0) - length(n) - 1)] += n }
@@ -209,7 +213,8 @@ addf() {
 addf top2.folded two.folded >sum.folded
 check_eq "folded -i A -i B = folded A + folded B (each resolved on its own)" \
 	"$(md5sum <both.folded)" "$(md5sum <sum.folded)"
-diff both.folded sum.folded | head -4 | while IFS= read -r l; do diag "${l:0:200}"; done
+diff both.folded sum.folded >both.diff
+head -4 both.diff | while IFS= read -r l; do diag "${l:0:200}"; done
 mkdir multi && ln -s ../top.dat ../two.dat multi/
 check_eq "folded -i DIR = folded -i A -i B" \
 	"$("$SR" folded -i multi 2>/dev/null | LC_ALL=C sort | md5sum)" "$(md5sum <both.folded)"
