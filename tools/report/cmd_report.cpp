@@ -30,7 +30,7 @@ public:
 	/* several inputs: one section each, headed by its host */
 	void begin_input(size_t i, const std::string &host, const std::string &file) override
 	{
-		if (o_.inputs.size() == 1 && !is_dir(o_.inputs[0]))
+		if (o_.inputs.size() < 2 && (o_.inputs.empty() || !is_dir(o_.inputs[0])))
 			return;
 		std::cout << (i ? "\n" : "") << "# host " << host << " (" << file << ")\n";
 	}

@@ -218,8 +218,11 @@ int main(int argc, char **argv)
 		return usage_error("--by-host is an option of folded, flamegraph and stats "
 				   "(pprof always has a host label)");
 	if (!o.folded_input.empty()) {
-		if (!o.inputs.empty())
-			return usage_error("flamegraph: --folded-input or -i, not both");
+		if (!o.inputs.empty() || !o.maps.empty() || !o.events.empty() ||
+		    !o.instances.empty() || !o.pids.empty() || !o.comms.empty() ||
+		    o.since >= 0 || o.until >= 0 || o.by_host)
+			return usage_error("flamegraph --folded-input draws the lines as they "
+					   "are: no -i, --map, filters or --by-host");
 		return run_flamegraph_folded(o);
 	}
 	return run_trace(o, cmd->make);

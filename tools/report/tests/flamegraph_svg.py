@@ -209,6 +209,8 @@ def main():
     check(p.returncode == 1 and b'bad.folded:2' in p.stderr, 'a bad folded line: exit 1, line named')
     p = run(sr, ['folded', '--width', '300'])
     check(p.returncode == 2, 'flamegraph options on another command: exit 2')
+    p = run(sr, ['flamegraph', '--folded-input', sample, '--comm', 'x'])
+    check(p.returncode == 2, '--folded-input with a filter: exit 2')
 
     for t in traces:
         for filt in ([], ['--comm', 'chain64'], ['--event', 'sched_switch'], ['--by-host']):
