@@ -189,8 +189,8 @@ check "several inputs: insmod again" load bits=12 events=sched:sched_switch
 # sched_switch from many places (the first trace's kernel stacks are
 # mostly sched_switch's too): many ids, some in the first trace's slots
 trace-cmd record -q -b 2048 -o two.dat -e stackmap -e sched:sched_switch \
-	bash -c 'ls -lR /usr/lib >/dev/null 2>&1 & find /proc/sys >/dev/null 2>&1 &
-		 for i in 1 2 3 4 5; do sleep 0.0$i; cat /proc/meminfo >/dev/null; done; wait' \
+	bash -c 'ls -lR /usr/lib/modules >/dev/null 2>&1 &
+		 for i in 1 2 3; do sleep 0.0$i; cat /proc/meminfo >/dev/null; done; wait' \
 	>two.rec 2>&1
 check "two: trace-cmd record" test -s two.dat
 "$SR" folded -i two.dat >two.folded 2>/dev/null
