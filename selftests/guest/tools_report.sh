@@ -180,6 +180,58 @@ check "dump --json" eval '"$SR" dump --json top.fsmb >dump.json'
 
 diag "snapshots: $((SECONDS - T0)) s"
 
+# Several inputs: a second trace after the module is loaded again, so its
+# ids (generation 1, index 0, 1, ...) collide with the first trace's while
+# they name other stacks. Each trace is resolved on its own: folded of
+# both = the two folded outputs added.
+check "several inputs: rmmod" unload
+check "several inputs: insmod again" load bits=12 events=sched:sched_switch
+# sched_switch from many places (the first trace's kernel stacks are
+# mostly sched_switch's too): many ids, some in the first trace's slots
+trace-cmd record -q -b 2048 -o two.dat -e stackmap -e sched:sched_switch \
+	bash -c 'ls -lR /usr/lib/modules >/dev/null 2>&1 &
+		 for i in 1 2 3; do sleep 0.0$i; cat /proc/meminfo >/dev/null; done; wait' \
+	>two.rec 2>&1
+check "two: trace-cmd record" test -s two.dat
+"$SR" folded -i two.dat >two.folded 2>/dev/null
+# defs ID IPS per trace: the ids both define, with other ips in the second
+trace-cmd report -i top.dat 2>/dev/null | grep -o 'stack_def: .*' |
+	sed -E 's/.*stack_id=([0-9]+) .* ips=/\1 /' | sort -u >top.defs
+trace-cmd report -i two.dat 2>/dev/null | grep -o 'stack_def: .*' |
+	sed -E 's/.*stack_id=([0-9]+) .* ips=/\1 /' | sort -u >two.defs
+coll=$(join -o 0 <(cut -d' ' -f1 top.defs | sort -u) <(cut -d' ' -f1 two.defs | sort -u) | wc -l)
+differ=$(awk 'NR == FNR { d[$1] = $0; next } ($1 in d) && d[$1] != $0' top.defs two.defs | wc -l)
+diag "several inputs: $(wc -l <top.defs) and $(wc -l <two.defs) ids defined; $coll in both traces, $differ of them with other ips"
+check "two traces whose ids collide with other stacks" [ "$differ" -gt 0 ]
+addf() {
+	awk '{ n = $NF; c[substr($0, 1, length($0) - length(n) - 1)] += n }
+	     END { for (k in c) print k, c[k] }' "$@" | LC_ALL=C sort
+}
+# top.dat again: the build-id checks above changed what its user files resolve to
+"$SR" folded -i top.dat >top2.folded 2>/dev/null
+"$SR" folded -i top.dat -i two.dat 2>/dev/null | LC_ALL=C sort >both.folded
+addf top2.folded two.folded >sum.folded
+check_eq "folded -i A -i B = folded A + folded B (each resolved on its own)" \
+	"$(md5sum <both.folded)" "$(md5sum <sum.folded)"
+diff both.folded sum.folded >both.diff
+head -4 both.diff | while IFS= read -r l; do diag "${l:0:200}"; done
+mkdir multi && ln -s ../top.dat ../two.dat multi/
+check_eq "folded -i DIR = folded -i A -i B" \
+	"$("$SR" folded -i multi 2>/dev/null | LC_ALL=C sort | md5sum)" "$(md5sum <both.folded)"
+check "folded --by-host: every stack starts with the host (uname -n)" \
+	eval '! "$SR" folded --by-host -i top.dat -i two.dat 2>/dev/null | grep -qv "^$(uname -n);"'
+check_eq "folded --by-host: the same counts" \
+	"$("$SR" folded --by-host -i top.dat -i two.dat 2>/dev/null | fsum /dev/stdin)" "$(fsum both.folded)"
+"$SR" stats -i top.dat -i two.dat --top 0 >both.stats 2>/dev/null
+check_eq "stats of both: records add up" "$(stat_get both.stats records)" \
+	"$(($(fsum top.folded) + $(fsum two.folded)))"
+check_eq "report of both: one '# host' heading per input" \
+	"$("$SR" report -i top.dat -i two.dat 2>/dev/null | grep -c '^# host ')" 2
+"$SR" flamegraph -i top.dat -i two.dat -o both.svg 2>/dev/null
+check "flamegraph of both: total = the records" \
+	grep -q "data-total=\"$(fsum both.folded)\"" both.svg
+diag "several inputs: $((SECONDS - T0)) s"
+
 # bad input
 head -c $(($(size top.dat) / 2)) top.dat >half.dat
 check_fail "truncated trace.dat: error" eval '"$SR" folded -i half.dat 2>half.err >/dev/null'

@@ -8,7 +8,9 @@
 # tools/bench/syscall_loop, sized from two short recordings to at least
 # MB MiB (default 110; at most 2 million calls). Writes it to the run directory shared with the
 # host (/run/fsm/report-bench.dat, scripts/vm-run with FSM_VM_KEEP=1) and
-# prints name=value: trace_mb, record_s, copy_s.
+# prints name=value: trace_mb, record_s, copy_s. Then 20 recordings of the
+# same loop whose sizes add up to about the big one's (the traces of many
+# machines: stackmap-report -i DIR), in /run/fsm/multi/NN.dat: multi_mb.
 set -euo pipefail
 
 ko=${1:?usage: report-guest.sh MODULE.ko [MB]}
@@ -52,6 +54,19 @@ t1=$EPOCHREALTIME
 echo "# recorded $(stat -c %s "$tmp/big.dat") bytes" >&2
 cp "$tmp/big.dat" "$out/report-bench.dat"
 t2=$EPOCHREALTIME
+# 20 traces of about a twentieth of the size each: the fixed part (a's
+# size less its calls) is in each of them
+big=$(stat -c %s "$out/report-bench.dat")
+fixed=$((a - n0 * per))
+[ $fixed -ge 0 ] || fixed=0
+m=$(((big / 20 - fixed) / per))
+[ $m -ge 1000 ] || m=1000
+echo "# 20 recordings of $m calls" >&2
+mkdir -p "$out/multi"
+for i in $(seq -w 1 20); do
+	rec "$m" "$tmp/m.dat"
+	cp "$tmp/m.dat" "$out/multi/$i.dat"
+done
 echo 0 >$T/options/stackmap_user
 echo >$T/stack_map_events
 rmmod ftrace_stackmap
@@ -62,4 +77,5 @@ awk -v s="$sz" -v a="$t0" -v b="$t1" -v c="$t2" -v n="$n" 'BEGIN {
 	printf "record_s=%.1f\n", b - a
 	printf "copy_s=%.1f\n", c - b
 }'
+echo "multi_mb=$(du -cb "$out"/multi/*.dat | awk 'END { printf "%.1f", $1 / 1048576 }')"
 rm -rf "$tmp"

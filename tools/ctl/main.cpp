@@ -27,6 +27,7 @@
 
 #include "commands.h"
 #include "options.h"
+#include "smr_version.h"
 #include "tracefs_io.h"
 
 using namespace smctl;
@@ -61,6 +62,8 @@ const char *const kUsage =
 	"options:\n"
 	"  -B, --instance NAME         the tracefs instance (default: top level)\n"
 	"  -h, --help                  this text\n"
+	"      --version               the version (dkms.conf's, the module's) and,\n"
+	"                              when built from git, 'git describe'\n"
 	"\n"
 	"Exit status: 0 done, 1 error (module not loaded, no such instance, a write\n"
 	"the module refused: its dmesg reason is shown when /dev/kmsg is readable),\n"
@@ -72,7 +75,7 @@ int usage_error(const std::string &msg)
 	return 2;
 }
 
-enum { O_USER = 256, O_REMOVE, O_RAW, O_BATCH, O_ITER };
+enum { O_USER = 256, O_REMOVE, O_RAW, O_BATCH, O_ITER, O_VERSION };
 
 } /* namespace */
 
@@ -88,6 +91,7 @@ int main(int argc, char **argv)
 		{"iterations", required_argument, nullptr, O_ITER},
 		{"delay", required_argument, nullptr, 'd'},
 		{"rows", required_argument, nullptr, 'n'},
+		{"version", no_argument, nullptr, O_VERSION},
 		{nullptr, 0, nullptr, 0},
 	};
 	Options o;
@@ -103,6 +107,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			std::cout << kUsage;
+			return 0;
+		case O_VERSION:
+			std::cout << "stackmap-ctl " << SMR_VERSION << "\n";
 			return 0;
 		case O_USER: o.user = true; seen.push_back("--user"); break;
 		case O_REMOVE: o.remove = true; seen.push_back("--remove"); break;

@@ -62,7 +62,7 @@ uint64_t PprofBuilder::function(const std::string &name, const std::string &file
 
 uint64_t PprofBuilder::kernel_location(uint64_t ip, const std::string &func)
 {
-	auto it = kloc_.find(ip);
+	auto it = kloc_.find({input_, ip});
 	if (it != kloc_.end())
 		return it->second;
 	auto *l = p_.add_location();
@@ -71,7 +71,7 @@ uint64_t PprofBuilder::kernel_location(uint64_t ip, const std::string &func)
 	l->set_mapping_id(kKernelMapping);
 	l->set_address(ip);
 	l->add_line()->set_function_id(function(func, ""));
-	kloc_.emplace(ip, id);
+	kloc_.emplace(std::make_pair(input_, ip), id);
 	return id;
 }
 
@@ -80,12 +80,12 @@ uint64_t PprofBuilder::user_location(uint64_t file_id, const std::string &path,
 				     const std::vector<SymFrame> &funcs,
 				     const std::string &where)
 {
-	auto key = std::make_pair(file_id, offset);
+	auto key = std::make_tuple(input_, file_id, offset);
 	auto it = uloc_.find(key);
 	if (it != uloc_.end())
 		return it->second;
 	uint64_t mid;
-	auto mi = umap_.find(file_id);
+	auto mi = umap_.find({input_, file_id});
 	if (mi == umap_.end()) {
 		auto *m = p_.add_mapping();
 		mid = uint64_t(p_.mapping_size());
@@ -93,7 +93,7 @@ uint64_t PprofBuilder::user_location(uint64_t file_id, const std::string &path,
 		m->set_filename(str(path));
 		if (!build_id.empty())
 			m->set_build_id(str(build_id));
-		umap_.emplace(file_id, mid);
+		umap_.emplace(std::make_pair(input_, file_id), mid);
 	} else {
 		mid = mi->second;
 	}
@@ -136,7 +136,7 @@ uint64_t PprofBuilder::pseudo_location(const std::string &name)
 
 void PprofBuilder::add_sample(const std::vector<uint64_t> &locs, const Labels &lb)
 {
-	auto key = std::make_tuple(locs, lb.comm, lb.pid, lb.event, lb.instance);
+	auto key = std::make_tuple(locs, lb.comm, lb.pid, lb.event, lb.instance, lb.host);
 	auto it = samples_.find(key);
 	if (it != samples_.end()) {
 		auto *s = p_.mutable_sample(it->second);
@@ -160,6 +160,11 @@ void PprofBuilder::add_sample(const std::vector<uint64_t> &locs, const Labels &l
 		l = s->add_label();
 		l->set_key(str("instance"));
 		l->set_str(str(lb.instance));
+	}
+	if (!lb.host.empty()) {
+		l = s->add_label();
+		l->set_key(str("host"));
+		l->set_str(str(lb.host));
 	}
 	samples_.emplace(std::move(key), p_.sample_size() - 1);
 }

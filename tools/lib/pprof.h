@@ -52,7 +52,11 @@ public:
 		int64_t pid = 0;
 		std::string event;
 		std::string instance;	/* "" (top level): no label */
+		std::string host;	/* "": no label */
 	};
+	/* The next trace of several: its file ids and addresses are its own
+	 * (never merged with an earlier trace's locations and mappings). */
+	void next_input() { input_++; }
 	/* locs: innermost first; adds 1 to the sample of (locs, labels) */
 	void add_sample(const std::vector<uint64_t> &locs, const Labels &l);
 	/* timestamps (ns, trace clock) of the first and last record */
@@ -70,12 +74,14 @@ private:
 	perftools::profiles::Profile p_;
 	std::map<std::string, int64_t> strings_;
 	std::map<std::pair<std::string, std::string>, uint64_t> funcs_;
-	std::map<uint64_t, uint64_t> kloc_;			/* ip -> location */
-	std::map<std::pair<uint64_t, uint64_t>, uint64_t> uloc_;	/* file, off */
+	uint64_t input_ = 0;	/* next_input() calls */
+	std::map<std::pair<uint64_t, uint64_t>, uint64_t> kloc_;	/* input, ip */
+	std::map<std::tuple<uint64_t, uint64_t, uint64_t>, uint64_t> uloc_;
+								/* input, file, off */
 	std::map<std::string, uint64_t> ploc_;
-	std::map<uint64_t, uint64_t> umap_;			/* file id -> mapping */
+	std::map<std::pair<uint64_t, uint64_t>, uint64_t> umap_;	/* input, file id */
 	std::map<std::tuple<std::vector<uint64_t>, std::string, int64_t, std::string,
-			    std::string>, int> samples_;	/* -> index */
+			    std::string, std::string>, int> samples_;	/* -> index */
 };
 
 /* gzip (RFC 1952) of data through zlib. Return: "" or the error. */

@@ -18,6 +18,9 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
+/* libtracecmd 3.1.6 exports it, trace-cmd.h does not declare it */
+extern "C" const char *tracecmd_get_uname(struct tracecmd_input *handle);
+
 namespace smr {
 
 namespace {
@@ -174,6 +177,12 @@ Trace::~Trace()
 		tracecmd_close(handles_[i]);
 	if (top_)
 		tracecmd_close(top_);
+}
+
+std::string Trace::uname() const
+{
+	const char *u = top_ ? tracecmd_get_uname(top_) : nullptr;
+	return u ? u : "";
 }
 
 std::string Trace::open(const std::string &file)

@@ -92,6 +92,9 @@ public:
 	/* trace-cmd report's line for a record (without the newline) */
 	std::string format(tep_record *r) const;
 	std::string comm(int pid) const;
+	/* the uname trace-cmd stored ("sysname nodename release version
+	 * machine"), "" when none */
+	std::string uname() const;
 
 private:
 	tracecmd_input *top_ = nullptr;

@@ -18,9 +18,7 @@ namespace {
 
 class Folded : public TraceCommand {
 public:
-	explicit Folded(Frames &frames) : fr_(frames) {}
-
-	void add(const Sample &s) override { folded_[fr_.folded_key(s)]++; }
+	void add(const Sample &s, Frames &fr) override { folded_[fr.folded_key(s)]++; }
 
 	int finish(const Totals &) override
 	{
@@ -30,15 +28,14 @@ public:
 	}
 
 private:
-	Frames &fr_;
 	std::map<std::string, uint64_t> folded_;
 };
 
 } /* namespace */
 
-std::unique_ptr<TraceCommand> make_folded(const Options &, Frames &frames)
+std::unique_ptr<TraceCommand> make_folded(const Options &)
 {
-	return std::make_unique<Folded>(frames);
+	return std::make_unique<Folded>();
 }
 
 void help_folded()
@@ -47,8 +44,10 @@ void help_folded()
 		     "One line per distinct stack: comm;user frames (outermost\n"
 		     "first);kernel frames (suffixed _[k]) COUNT. The counts add up\n"
 		     "to the number of id records (stack_id, stack_id_user,\n"
-		     "stack_fallback) that pass the filters.\n\n"
-		  << kTraceOpts;
+		     "stack_fallback) that pass the filters. Several inputs: their\n"
+		     "counts add up.\n\n"
+		  << kTraceOpts
+		  << "      --by-host         a leading frame: the host of the record's trace\n";
 }
 
 } /* namespace smr::report */

@@ -23,10 +23,16 @@ namespace {
 
 class Pprof : public TraceCommand {
 public:
-	Pprof(const Options &o, Frames &frames) : o_(o), fr_(frames) {}
+	explicit Pprof(const Options &o) : o_(o) {}
+
+	void begin_input(size_t, const std::string &, const std::string &file) override
+	{
+		files_ += (files_.empty() ? "" : " -i ") + file;
+		prof_.next_input();
+	}
 
 	/* one record into the profile: the locations of Frames::folded_key() */
-	void add(const Sample &s) override
+	void add(const Sample &s, Frames &fr_) override
 	{
 		std::vector<uint64_t> locs;	/* innermost first */
 		if (const std::vector<uint64_t> *ips = fr_.kernel_ips(s)) {
@@ -65,13 +71,14 @@ public:
 		l.pid = s.id->pid;
 		l.event = s.source;
 		l.instance = s.instance;
+		l.host = s.host;
 		prof_.add_sample(locs, l);
 	}
 
 	int finish(const Totals &t) override
 	{
 		prof_.set_span(t.first_ts, t.last_ts);
-		prof_.add_comment("stackmap-report pprof -i " + o_.input);
+		prof_.add_comment("stackmap-report pprof -i " + files_);
 		std::string gz;
 		std::string err = prof_.gzipped(&gz);
 		if (err.empty() && o_.output.empty()) {
@@ -95,23 +102,23 @@ public:
 
 private:
 	const Options &o_;
-	Frames &fr_;
+	std::string files_;
 	PprofBuilder prof_;
 };
 
 } /* namespace */
 
-std::unique_ptr<TraceCommand> make_pprof(const Options &o, Frames &frames)
+std::unique_ptr<TraceCommand> make_pprof(const Options &o)
 {
-	return std::make_unique<Pprof>(o, frames);
+	return std::make_unique<Pprof>(o);
 }
 
 void help_pprof()
 {
 	std::cout << "usage: stackmap-report pprof [-o FILE] [OPTIONS]\n\n"
 		     "A gzipped google pprof profile (profile.proto): one sample\n"
-		     "value 'events/count' per stack and labels comm, pid, event\n"
-		     "(and instance); the values add up to the id records that pass\n"
+		     "value 'events/count' per stack and labels comm, pid, event,\n"
+		     "host (and instance); several inputs go into one profile; the values add up to the id records that pass\n"
 		     "the filters. Kernel frames are in mapping '[kernel]', user\n"
 		     "frames in one mapping per file (path, build-id, address =\n"
 		     "file offset). View with 'pprof -http=: FILE'.\n\n"

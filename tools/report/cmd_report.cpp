@@ -3,6 +3,8 @@
  * cmd_report.cpp - stackmap-report report: each source event followed by
  * its kernel stack and, when recorded, its user stack.
  */
+#include <sys/stat.h>
+
 #include <iostream>
 #include <memory>
 
@@ -21,11 +23,19 @@ const char *const kReasons[] = {
 
 class Report : public TraceCommand {
 public:
-	explicit Report(Frames &frames) : fr_(frames) {}
+	explicit Report(const Options &o) : o_(o) {}
 
 	bool wants_lines() const override { return true; }
 
-	void add(const Sample &s) override
+	/* several inputs: one section each, headed by its host */
+	void begin_input(size_t i, const std::string &host, const std::string &file) override
+	{
+		if (o_.inputs.size() < 2 && (o_.inputs.empty() || !is_dir(o_.inputs[0])))
+			return;
+		std::cout << (i ? "\n" : "") << "# host " << host << " (" << file << ")\n";
+	}
+
+	void add(const Sample &s, Frames &fr_) override
 	{
 		std::string pre = s.instance.empty() ? "" : s.instance + ": ";
 		if (s.line.empty())
@@ -58,14 +68,19 @@ public:
 	int finish(const Totals &) override { return 0; }
 
 private:
-	Frames &fr_;
+	static bool is_dir(const std::string &p)
+	{
+		struct stat sb;
+		return stat(p.c_str(), &sb) == 0 && S_ISDIR(sb.st_mode);
+	}
+	const Options &o_;
 };
 
 } /* namespace */
 
-std::unique_ptr<TraceCommand> make_report(const Options &, Frames &frames)
+std::unique_ptr<TraceCommand> make_report(const Options &o)
 {
-	return std::make_unique<Report>(frames);
+	return std::make_unique<Report>(o);
 }
 
 void help_report()
@@ -73,7 +88,8 @@ void help_report()
 	std::cout << "usage: stackmap-report report [OPTIONS]\n\n"
 		     "Each source event followed by its kernel stack (' => ' lines,\n"
 		     "innermost first) and, when recorded, its user stack after a\n"
-		     "' <user stack trace>' line. Unresolved ids say so.\n\n"
+		     "' <user stack trace>' line. Unresolved ids say so. Several\n"
+		     "inputs: one section each, headed '# host HOST (FILE)'.\n\n"
 		  << kTraceOpts
 		  << "      --addr            also print each kernel frame's address\n";
 }

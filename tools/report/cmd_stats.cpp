@@ -22,14 +22,14 @@ namespace {
 
 class Stats : public TraceCommand {
 public:
-	Stats(const Options &o, Frames &frames) : o_(o), fr_(frames) {}
+	explicit Stats(const Options &o) : o_(o) {}
 
-	void add(const Sample &s) override
+	void add(const Sample &s, Frames &fr) override
 	{
 		EvStats &e = stats_[(s.instance.empty() ? "" : s.instance + ": ") + s.source];
 		e.total++;
 		e.unresolved += !s.fallback && s.k.status != Status::OK;
-		e.stacks[fr_.folded_key(s)]++;
+		e.stacks[fr.folded_key(s)]++;
 	}
 
 	int finish(const Totals &t) override
@@ -65,24 +65,24 @@ private:
 		std::map<std::string, uint64_t> stacks;
 	};
 	const Options &o_;
-	Frames &fr_;
 	std::map<std::string, EvStats> stats_;	/* "[instance: ]system:event" */
 };
 
 } /* namespace */
 
-std::unique_ptr<TraceCommand> make_stats(const Options &o, Frames &frames)
+std::unique_ptr<TraceCommand> make_stats(const Options &o)
 {
-	return std::make_unique<Stats>(o, frames);
+	return std::make_unique<Stats>(o);
 }
 
 void help_stats()
 {
 	std::cout << "usage: stackmap-report stats [OPTIONS]\n\n"
 		     "Per source event: records, unresolved, and the top stacks with\n"
-		     "their counts and shares.\n\n"
+		     "their counts and shares; several inputs add up.\n\n"
 		  << kTraceOpts
-		  << "      --top N           stacks per event (default 10, 0: all)\n";
+		  << "      --top N           stacks per event (default 10, 0: all)\n"
+		     "      --by-host         stacks start with the host of their trace\n";
 }
 
 } /* namespace smr::report */

@@ -7,8 +7,11 @@
 #ifndef STACKMAP_REPORT_COMMANDS_H
 #define STACKMAP_REPORT_COMMANDS_H
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "options.h"
 
@@ -25,30 +28,45 @@ struct Totals {
 	uint64_t first_ts = 0, last_ts = 0;
 };
 
-/* One command on a trace: the samples in trace order, then finish(). */
+/*
+ * One command on one or more traces: for each input, begin_input() and its
+ * samples in trace order (named by that input's Frames: ids, kallsyms and
+ * user files are per input, never mixed); then finish().
+ */
 class TraceCommand {
 public:
 	virtual ~TraceCommand() = default;
 	/* the source record's text (Sample::line) is wanted */
 	virtual bool wants_lines() const { return false; }
-	virtual void add(const Sample &s) = 0;
+	/* before the samples of input number i (host: Sample::host) */
+	virtual void begin_input(size_t i, const std::string &host, const std::string &file)
+	{
+		(void)i, (void)host, (void)file;
+	}
+	virtual void add(const Sample &s, Frames &fr) = 0;
 	/* after the last sample: the output; the exit status */
 	virtual int finish(const Totals &t) = 0;
 };
 
-using TraceCommandFactory = std::unique_ptr<TraceCommand> (*)(const Options &o,
-							       Frames &frames);
+using TraceCommandFactory = std::unique_ptr<TraceCommand> (*)(const Options &o);
 
-/* trace_pass.cpp: read o.input (filters, --map), run the command made by
- * `make` on its id records; the exit status */
+/* trace_pass.cpp: read the inputs (filters, --map), run the command made
+ * by `make` on their id records; the exit status */
 int run_trace(const Options &o, TraceCommandFactory make);
+/* the trace files of o.inputs (a directory: its *.dat, sorted), or "" and
+ * the error in *err */
+std::vector<std::string> input_files(const Options &o, std::string *err);
 /* the options every trace command takes, for the help texts */
 extern const char *const kTraceOpts;
 
-std::unique_ptr<TraceCommand> make_report(const Options &o, Frames &frames);
-std::unique_ptr<TraceCommand> make_folded(const Options &o, Frames &frames);
-std::unique_ptr<TraceCommand> make_stats(const Options &o, Frames &frames);
-std::unique_ptr<TraceCommand> make_pprof(const Options &o, Frames &frames);
+std::unique_ptr<TraceCommand> make_report(const Options &o);
+std::unique_ptr<TraceCommand> make_folded(const Options &o);
+std::unique_ptr<TraceCommand> make_stats(const Options &o);
+std::unique_ptr<TraceCommand> make_pprof(const Options &o);
+std::unique_ptr<TraceCommand> make_flamegraph(const Options &o);
+
+/* cmd_flamegraph.cpp: flamegraph --folded-input FILE */
+int run_flamegraph_folded(const Options &o);
 
 /* cmd_dump.cpp: decode o.dump_file */
 int run_dump(const Options &o);
@@ -58,6 +76,7 @@ void help_report();
 void help_folded();
 void help_stats();
 void help_pprof();
+void help_flamegraph();
 void help_dump();
 
 } /* namespace smr::report */

@@ -82,7 +82,8 @@ std::string Frames::user_problem(const Sample &s)
 
 std::string Frames::folded_key(const Sample &s)
 {
-	std::string k = clean(s.comm.empty() ? "[unknown]" : s.comm);
+	std::string k = o_.by_host ? clean(s.host) + ";" : "";
+	k += clean(s.comm.empty() ? "[unknown]" : s.comm);
 	if (s.has_user) {
 		if (s.u.status != Status::OK) {
 			k += ";" + clean(user_problem(s));

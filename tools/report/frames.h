@@ -26,6 +26,7 @@ struct Sample {
 	std::string line;		/* report: the source's line */
 	std::string comm;
 	std::string instance;
+	std::string host;		/* of its trace (uname node name or file name) */
 	bool fallback = false;
 	KernelResult k;
 	UserResult u;
@@ -49,7 +50,8 @@ public:
 	std::vector<UserFrame> user_frames(const std::vector<UFrame> &frames);
 	/* why a record's user stack has no frames ("" when it has) */
 	std::string user_problem(const Sample &s);
-	/* folded: "comm;user frames;kernel frames_[k]", outermost first */
+	/* folded: "[host;]comm;user frames;kernel frames_[k]", outermost
+	 * first (host with --by-host) */
 	std::string folded_key(const Sample &s);
 
 	/* ';' and '\n' (the folded format's separators) made ':' */

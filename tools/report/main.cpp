@@ -5,6 +5,7 @@
  *
  *   stackmap-report [report|folded|stats] [-i trace.dat] [filters] [--map F]
  *   stackmap-report pprof [-o FILE] [-i trace.dat] [filters] [--map F]
+ *   stackmap-report flamegraph [-o FILE.svg] [-i trace.dat]... [filters]
  *   stackmap-report dump FILE.fsmb [--kallsyms F | --system-map F] [--json]
  *
  * Layers: tools/lib reads the file (trace.cpp: libtracecmd,
@@ -24,6 +25,7 @@
 #include <string>
 
 #include "commands.h"
+#include "smr_version.h"
 #include "options.h"
 
 using namespace smr::report;
@@ -40,9 +42,15 @@ const char *const kUsage =
 	"  folded            'comm;user frames;kernel frames count' (flamegraph.pl, speedscope)\n"
 	"  stats             top stacks per source event, with counts and shares\n"
 	"  pprof             a gzipped profile.proto for pprof (-o FILE)\n"
+	"  flamegraph        an interactive SVG flame graph (-o FILE.svg)\n"
 	"  dump FILE.fsmb    decode a stack_map_bin snapshot\n"
 	"\n"
-	"Run 'stackmap-report COMMAND --help' for the options of a command.\n"
+	"Several inputs (-i A -i B, or -i DIR for its *.dat) add up, each\n"
+	"trace resolved on its own; --by-host starts stacks with the host.\n"
+	"\n"
+	"Run 'stackmap-report COMMAND --help' for the options of a command;\n"
+	"'stackmap-report --version' prints the version (dkms.conf's, the\n"
+	"module's) and, when built from git, 'git describe'.\n"
 	"Exit status: 0 ok, 1 bad input (the message says why), 2 bad usage.\n";
 
 int usage_error(const std::string &msg)
@@ -64,6 +72,7 @@ const Command kCommands[] = {
 	{"folded", help_folded, make_folded},
 	{"stats", help_stats, make_stats},
 	{"pprof", help_pprof, make_pprof},
+	{"flamegraph", help_flamegraph, make_flamegraph},
 	{"dump", help_dump, nullptr},
 };
 
@@ -88,7 +97,8 @@ int main(int argc, char **argv)
 	}
 	enum { O_MAP = 256, O_EVENT, O_INSTANCE, O_PID, O_COMM, O_SINCE, O_UNTIL,
 	       O_SYSROOT, O_DEBUGDIR, O_TOP, O_ADDR, O_JSON, O_KALLSYMS, O_SYSMAP,
-	       O_PROGRESS };
+	       O_PROGRESS, O_BYHOST, O_TITLE, O_WIDTH, O_REVERSE, O_MINWIDTH,
+	       O_FOLDEDIN, O_VERSION };
 	static const struct option lo[] = {
 		{"input", required_argument, nullptr, 'i'},
 		{"output", required_argument, nullptr, 'o'},
@@ -108,6 +118,13 @@ int main(int argc, char **argv)
 		{"kallsyms", required_argument, nullptr, O_KALLSYMS},
 		{"system-map", required_argument, nullptr, O_SYSMAP},
 		{"progress-min", required_argument, nullptr, O_PROGRESS},
+		{"by-host", no_argument, nullptr, O_BYHOST},
+		{"title", required_argument, nullptr, O_TITLE},
+		{"width", required_argument, nullptr, O_WIDTH},
+		{"reverse", no_argument, nullptr, O_REVERSE},
+		{"minwidth", required_argument, nullptr, O_MINWIDTH},
+		{"folded-input", required_argument, nullptr, O_FOLDEDIN},
+		{"version", no_argument, nullptr, O_VERSION},
 		{nullptr, 0, nullptr, 0},
 	};
 	auto number = [](const char *s, double *d) {
@@ -120,7 +137,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:o:h", lo, nullptr)) != -1) {
 		double d;
 		switch (c) {
-		case 'i': o.input = optarg; break;
+		case 'i': o.inputs.push_back(optarg); break;
 		case 'o': o.output = optarg; break;
 		case 'h':
 			if (first == 2)
@@ -160,6 +177,23 @@ int main(int argc, char **argv)
 			if (!number(optarg, &o.progress_min_mb))
 				return usage_error(std::string("--progress-min: not MiB: ") + optarg);
 			break;
+		case O_BYHOST: o.by_host = true; break;
+		case O_TITLE: o.title = optarg; break;
+		case O_WIDTH:
+			if (!number(optarg, &d) || d != int(d) || d < 100 || d > 100000)
+				return usage_error(std::string("--width: not 100..100000 pixels: ") +
+						   optarg);
+			o.width = int(d);
+			break;
+		case O_REVERSE: o.reverse = true; break;
+		case O_MINWIDTH:
+			if (!number(optarg, &o.minwidth))
+				return usage_error(std::string("--minwidth: not pixels: ") + optarg);
+			break;
+		case O_FOLDEDIN: o.folded_input = optarg; break;
+		case O_VERSION:
+			std::cout << "stackmap-report " << SMR_VERSION << "\n";
+			return 0;
 		default: return usage_error("bad option");
 		}
 	}
@@ -171,9 +205,25 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc)
 		return usage_error(std::string("unexpected argument '") + argv[optind] + "'");
-	if (!o.output.empty() && o.cmd != "pprof")
-		return usage_error("-o is an option of pprof only");
+	if (!o.output.empty() && o.cmd != "pprof" && o.cmd != "flamegraph")
+		return usage_error("-o is an option of pprof and flamegraph only");
 	if (o.cmd == "pprof" && o.output.empty() && isatty(STDOUT_FILENO))
 		return usage_error("pprof: not writing a gzipped profile to a terminal (use -o FILE)");
+	const bool fg_opts = !o.title.empty() || o.width != Options().width || o.reverse ||
+			     o.minwidth != Options().minwidth || !o.folded_input.empty();
+	if (fg_opts && o.cmd != "flamegraph")
+		return usage_error("--title, --width, --reverse, --minwidth and "
+				   "--folded-input are options of flamegraph only");
+	if (o.by_host && o.cmd != "folded" && o.cmd != "flamegraph" && o.cmd != "stats")
+		return usage_error("--by-host is an option of folded, flamegraph and stats "
+				   "(pprof always has a host label)");
+	if (!o.folded_input.empty()) {
+		if (!o.inputs.empty() || !o.maps.empty() || !o.events.empty() ||
+		    !o.instances.empty() || !o.pids.empty() || !o.comms.empty() ||
+		    o.since >= 0 || o.until >= 0 || o.by_host)
+			return usage_error("flamegraph --folded-input draws the lines as they "
+					   "are: no -i, --map, filters or --by-host");
+		return run_flamegraph_folded(o);
+	}
 	return run_trace(o, cmd->make);
 }

@@ -13,7 +13,9 @@ namespace smr::report {
 
 struct Options {
 	std::string cmd = "report";
-	std::string input = "trace.dat";
+	/* -i (repeatable; a directory: its *.dat); empty: trace.dat */
+	std::vector<std::string> inputs;
+	bool by_host = false;	/* folded, flamegraph, stats: host as a frame */
 	std::vector<std::string> maps;
 	std::vector<std::string> events;
 	std::vector<std::string> instances;
@@ -28,7 +30,13 @@ struct Options {
 	std::string kallsyms = "/proc/kallsyms";
 	bool system_map = false;	/* dump: kallsyms is a System.map */
 	std::string dump_file;
-	std::string output;	/* pprof: "" = stdout */
+	std::string output;	/* pprof, flamegraph: "" = stdout */
+	/* flamegraph */
+	std::string title;
+	int width = 1200;
+	bool reverse = false;	/* icicle: roots on top */
+	double minwidth = 0.1;	/* pixels: narrower frames are left out */
+	std::string folded_input;	/* render a folded file instead of traces */
 	double progress_min_mb = 32;
 };
 

@@ -6,6 +6,7 @@
  * each id record with the source event before it on its CPU, applies the
  * filters and hands the resolved sample to the command.
  */
+#include <dirent.h>
 #include <sys/stat.h>
 #include <traceevent/event-parse.h>
 
@@ -30,7 +31,11 @@
 namespace smr::report {
 
 const char *const kTraceOpts =
-	"  -i, --input FILE      trace.dat to read (default: trace.dat)\n"
+	"  -i, --input FILE|DIR  trace.dat to read (default: trace.dat); repeatable,\n"
+	"                        a directory means its *.dat: the traces are read\n"
+	"                        one after the other, each with its own ids and\n"
+	"                        symbols, and their records add up (host: the\n"
+	"                        trace's uname node name, else its file name)\n"
 	"      --map FILE.fsmb   add a stack_map_bin snapshot of the same boot,\n"
 	"                        module load, instance and generation (repeatable)\n"
 	"      --event NAME      only source events NAME (system:event or event; repeatable)\n"
@@ -82,25 +87,75 @@ bool want_instance(const Options &o, const std::string &inst)
 
 } /* namespace */
 
-int run_trace(const Options &o, TraceCommandFactory make)
+std::vector<std::string> input_files(const Options &o, std::string *err)
+{
+	std::vector<std::string> out;
+	if (o.inputs.empty())
+		return {"trace.dat"};
+	for (const auto &in : o.inputs) {
+		struct stat sb;
+		if (stat(in.c_str(), &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+			out.push_back(in);	/* open() says what is wrong */
+			continue;
+		}
+		std::vector<std::string> dats;
+		if (DIR *d = opendir(in.c_str())) {
+			while (dirent *e = readdir(d)) {
+				std::string n = e->d_name;
+				if (n.size() > 4 && n.compare(n.size() - 4, 4, ".dat") == 0)
+					dats.push_back(in + "/" + n);
+			}
+			closedir(d);
+		}
+		if (dats.empty()) {
+			*err = in + ": a directory without *.dat files";
+			return {};
+		}
+		std::sort(dats.begin(), dats.end());
+		out.insert(out.end(), dats.begin(), dats.end());
+	}
+	return out;
+}
+
+namespace {
+
+/* The host of a trace: the node name of its uname (trace-cmd stores
+ * "sysname nodename release ..."), else the file's name. */
+std::string host_of(const Trace &t, const std::string &file)
+{
+	std::string u = t.uname();
+	auto a = u.find(' ');
+	if (a != std::string::npos) {
+		auto b = u.find(' ', a + 1);
+		std::string node = u.substr(a + 1, b == std::string::npos ? b : b - a - 1);
+		if (!node.empty())
+			return node;
+	}
+	auto slash = file.rfind('/');
+	return slash == std::string::npos ? file : file.substr(slash + 1);
+}
+
+/* One input: both passes, its samples to cmd, its counts into tot. */
+int run_one(const Options &o, const std::string &input, size_t index, TraceCommand &cmd,
+	    Totals &tot)
 {
 	Resolver res;
 	size_t bad = 0, ours = 0;
 	std::string first_bad;
 	/* progress: pass 1 by record bytes over the file size, pass 2 by records */
 	struct stat sb;
-	uint64_t fsize = stat(o.input.c_str(), &sb) == 0 ? uint64_t(sb.st_size) : 0;
+	uint64_t fsize = stat(input.c_str(), &sb) == 0 ? uint64_t(sb.st_size) : 0;
 	Progress prog(2, progress_wanted(2, fsize, uint64_t(o.progress_min_mb * 1048576)));
 	uint64_t nrec = 0, nbytes = 0;
 	{
 		Trace t;
-		std::string err = t.open(o.input);
+		std::string err = t.open(input);
 		if (!err.empty()) {
 			std::cerr << "stackmap-report: " << err << "\n";
 			return 1;
 		}
 		if (!t.has_stackmap_events()) {
-			std::cerr << "stackmap-report: " << o.input
+			std::cerr << "stackmap-report: " << input
 				  << ": no stackmap events in this trace (record with "
 				     "'trace-cmd record -e stackmap -e SOURCE ...')\n";
 			return 1;
@@ -140,7 +195,7 @@ int run_trace(const Options &o, TraceCommandFactory make)
 			}
 		});
 		if (!err.empty()) {
-			std::cerr << "stackmap-report: " << o.input << ": " << err << "\n";
+			std::cerr << "stackmap-report: " << input << ": " << err << "\n";
 			return 1;
 		}
 		prog.done();
@@ -160,7 +215,7 @@ int run_trace(const Options &o, TraceCommandFactory make)
 					"instance '" + f.instance + "'";
 			if (buf < 0)
 				why = "it is a snapshot of " + inst + ", which has no buffer in " +
-				      o.input;
+				      input;
 			else if (f.hidden())
 				why = "its kernel addresses are hidden (taken without "
 				      "CAP_SYSLOG): it cannot be matched to the trace";
@@ -175,7 +230,7 @@ int run_trace(const Options &o, TraceCommandFactory make)
 				      hex64(f.ref_symbol_addr) +
 				      " is not the trace's kallsyms')";
 			else if ((why = res.snapshot_generation(buf, f.generation,
-								inst + " in " + o.input))
+								inst + " in " + input))
 					 .empty())
 				why = res.add_snapshot(buf, f);
 			if (!why.empty()) {
@@ -191,7 +246,7 @@ int run_trace(const Options &o, TraceCommandFactory make)
 			  << "): they are skipped\n";
 
 	Trace t;
-	std::string err = t.open(o.input);
+	std::string err = t.open(input);
 	if (!err.empty()) {
 		std::cerr << "stackmap-report: " << err << "\n";
 		return 1;
@@ -199,7 +254,8 @@ int run_trace(const Options &o, TraceCommandFactory make)
 	KernelSyms ks(t.tep());
 	UserSyms us(o.sysroot, o.debug_dirs);
 	Frames frames(o, ks, us, res);
-	std::unique_ptr<TraceCommand> cmd = make(o, frames);
+	const std::string host = host_of(t, input);
+	cmd.begin_input(index, host, input);
 
 	struct Src {
 		std::string event;
@@ -207,8 +263,6 @@ int run_trace(const Options &o, TraceCommandFactory make)
 		bool valid = false;
 	};
 	std::map<std::pair<int, int>, Src> last;	/* (buf, cpu) -> source */
-	Totals tot;
-
 	uint64_t seen = 0;
 	prog.start("pass 2/2 (" + o.cmd + "), records", nrec);
 	err = t.iterate([&](Rec &x) {
@@ -226,7 +280,7 @@ int run_trace(const Options &o, TraceCommandFactory make)
 			Src &s = last[{x.buf, x.cpu}];
 			s.event = event_name(x.event);
 			s.valid = true;
-			if (cmd->wants_lines())
+			if (cmd.wants_lines())
 				s.line = t.format(x.raw);
 			return;
 		}
@@ -256,6 +310,7 @@ int run_trace(const Options &o, TraceCommandFactory make)
 		    std::find(o.comms.begin(), o.comms.end(), s.comm) == o.comms.end())
 			return;
 		s.instance = inst;
+		s.host = host;
 		s.line = src.valid ? src.line : "";
 		s.fallback = x.kind == Kind::FALLBACK;
 		if (!s.fallback)
@@ -269,16 +324,39 @@ int run_trace(const Options &o, TraceCommandFactory make)
 		tot.records++;
 		tot.unresolved += !s.fallback && s.k.status != Status::OK;
 		tot.user_unresolved += s.has_user && s.u.status == Status::UNRESOLVED;
-		if (!tot.first_ts)
+		if (!tot.first_ts || x.ts < tot.first_ts)
 			tot.first_ts = x.ts;
-		tot.last_ts = x.ts;
-		cmd->add(s);
+		tot.last_ts = std::max(tot.last_ts, x.ts);
+		cmd.add(s, frames);
 	}, false);
 	prog.done();
 	if (!err.empty()) {
-		std::cerr << "stackmap-report: " << o.input << ": " << err << "\n";
+		std::cerr << "stackmap-report: " << input << ": " << err << "\n";
 		return 1;
 	}
+	return 0;
+}
+
+} /* namespace */
+
+int run_trace(const Options &o, TraceCommandFactory make)
+{
+	std::string err;
+	std::vector<std::string> files = input_files(o, &err);
+	if (!err.empty()) {
+		std::cerr << "stackmap-report: " << err << "\n";
+		return 1;
+	}
+	if (files.size() > 1 && !o.maps.empty()) {
+		std::cerr << "stackmap-report: --map needs a single input (a snapshot "
+			     "belongs to one trace)\n";
+		return 1;
+	}
+	std::unique_ptr<TraceCommand> cmd = make(o);
+	Totals tot;
+	for (size_t i = 0; i < files.size(); i++)
+		if (int rc = run_one(o, files[i], i, *cmd, tot))
+			return rc;
 	if (int rc = cmd->finish(tot))
 		return rc;
 	std::cerr << "stackmap-report: " << tot.records << " id records, " << tot.unresolved

@@ -89,8 +89,8 @@ std::string label(const Profile &p, const perftools::profiles::Sample &smp,
 TEST(Pprof, RoundTrip)
 {
 	PprofBuilder b;
-	PprofBuilder::Labels a{"chain64", 42, "raw_syscalls:sys_enter", ""};
-	PprofBuilder::Labels c{"bash", 7, "sched:sched_switch", "tcb"};
+	PprofBuilder::Labels a{"chain64", 42, "raw_syscalls:sys_enter", "", ""};
+	PprofBuilder::Labels c{"bash", 7, "sched:sched_switch", "tcb", ""};
 	uint64_t k1 = b.kernel_location(0xffffffff81000010, "do_syscall_64");
 	uint64_t k0 = b.kernel_location(0xffffffff81000100, "__schedule");
 	EXPECT_EQ(b.kernel_location(0xffffffff81000010, "do_syscall_64"), k1);
@@ -187,4 +187,35 @@ TEST(Pprof, GzipLargeInput)
 	ASSERT_EQ(gzip_bytes(data, &gz), "");
 	EXPECT_LT(gz.size(), data.size());
 	EXPECT_EQ(gunzip(gz), data);
+}
+
+/*
+ * Several traces in one profile: each one's addresses and file ids are its
+ * own. The same kernel address or (file id, offset) in the next input is
+ * another location (another kernel, another file), the host a label.
+ */
+TEST(Pprof, InputsNotMixed)
+{
+	PprofBuilder b;
+	PprofBuilder::Labels h1{"bash", 1, "sched:sched_switch", "", "host1"};
+	PprofBuilder::Labels h2{"bash", 1, "sched:sched_switch", "", "host2"};
+	uint64_t k1 = b.kernel_location(0xffffffff81000010, "__schedule");
+	uint64_t u1 = b.user_location(1, "/bin/a", "aa", 0x10, {}, "/bin/a+0x10");
+	b.add_sample({k1, u1}, h1);
+	b.next_input();
+	uint64_t k2 = b.kernel_location(0xffffffff81000010, "do_idle");
+	uint64_t u2 = b.user_location(1, "/bin/b", "bb", 0x10, {}, "/bin/b+0x10");
+	EXPECT_NE(k1, k2);
+	EXPECT_NE(u1, u2);
+	b.add_sample({k2, u2}, h2);
+	b.add_sample({k2, u2}, h2);
+	Profile p = round_trip(b);
+	ASSERT_EQ(p.sample_size(), 2);
+	EXPECT_EQ(names(p, p.sample(0)), (std::vector<std::string>{"__schedule", "/bin/a+0x10"}));
+	EXPECT_EQ(names(p, p.sample(1)), (std::vector<std::string>{"do_idle", "/bin/b+0x10"}));
+	EXPECT_EQ(label(p, p.sample(0), "host"), "host1");
+	EXPECT_EQ(label(p, p.sample(1), "host"), "host2");
+	EXPECT_EQ(p.sample(1).value(0), 2);
+	ASSERT_EQ(p.mapping_size(), 3);	/* [kernel], /bin/a, /bin/b */
+	EXPECT_EQ(s(p, p.mapping(2).filename()), "/bin/b");
 }
