@@ -51,6 +51,12 @@ check "make install DESTDIR= KDIR=stock" test $? -eq 0 || sed 's/^/# /' "$tmp/in
 ko=$D/lib/modules/$kver/updates/ftrace_stackmap.ko
 check "module in lib/modules/$kver/updates" test -f "$ko"
 check "  ... with the stock kernel's vermagic" test "$(vermagic "$ko")" = "$want"
+# One version everywhere: dkms.conf's, modinfo's (MODULE_VERSION) and the
+# tools' --version (first word after the name).
+pv=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$repo/dkms.conf")
+check_eq "modinfo version = dkms.conf's" "$(modinfo -F version "$ko")" "$pv"
+check_eq "stackmap-report --version = dkms.conf's" \
+	"$("$repo/build/tools/stackmap-report" --version | awk '{print $2}')" "$pv"
 check "depmod -b: modules.dep names updates/ftrace_stackmap.ko" \
 	grep -q '^updates/ftrace_stackmap.ko:' "$D/lib/modules/$kver/modules.dep"
 check "depmod -b: modules.dep.bin (modprobe's index)" test -s "$D/lib/modules/$kver/modules.dep.bin"

@@ -200,4 +200,5 @@ module_exit(fsm_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("Deduplicated kernel and user stack traces for ftrace");
+MODULE_VERSION(FSM_VERSION);
 MODULE_AUTHOR("ftrace_stackmap developers");
