@@ -7,7 +7,7 @@
 # The results go into FSM_DEMO_OUT, else FSM_VM_OUT (vm-run --out: copied
 # to the host when the guest ends), else /tmp/fsm-demo: trace.dat (the
 # trace-cmd recording), report.txt (stackmap-report report), out.folded,
-# flame.svg (stackmap-report flamegraph, when that command exists),
+# flame.svg (stackmap-report flamegraph),
 # profile.pb.gz (pprof), stacks.fsmb (the stack_map_bin snapshot,
 # stackmap-ctl save) and kallsyms (this boot's, to decode the snapshot
 # elsewhere: stackmap-report dump --kallsyms).
@@ -82,12 +82,7 @@ if [ -e $T/options/stackmap_user ] && command -v gcc >/dev/null &&
 	run "sed -n 1,24p $out/report.txt | cut -c1-160"
 	run "$SR folded -i $out/trace.dat > $out/out.folded"
 	run "wc -l < $out/out.folded; grep -m 2 '^fsm-demo-chain;.*;main;ustack_f1;.*ustack_sys;' $out/out.folded | cut -c1-240"
-	# flame.svg: stackmap-report's own flamegraph command, once it exists
-	if "$SR" flamegraph --help >/dev/null 2>&1; then
-		run "$SR flamegraph -i $out/trace.dat -o $out/flame.svg"
-	else
-		echo "demo: this stackmap-report has no 'flamegraph' command yet: no flame.svg (flamegraph.pl out.folded > flame.svg makes one)"
-	fi
+	run "$SR flamegraph -i $out/trace.dat --title 'make demo' -o $out/flame.svg"
 	run "$SR pprof -i $out/trace.dat -o $out/profile.pb.gz"
 	run "$SR stats -i $out/trace.dat --top 2 | sed -n 1,20p | cut -c1-160"
 	run "$SC disable"
