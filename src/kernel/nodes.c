@@ -500,7 +500,7 @@ static const struct file_operations fsm_opt_fops = {
 	.open = fsm_opt_open,
 	.read = fsm_opt_read,
 	.write = fsm_opt_write,
-	.llseek = no_llseek,
+	.llseek = FSM_NO_LLSEEK,
 	.release = fsm_opt_release,
 };
 
@@ -564,7 +564,7 @@ static const struct file_operations fsm_uopt_fops = {
 	.open = fsm_uopt_open,
 	.read = fsm_uopt_read,
 	.write = fsm_uopt_write,
-	.llseek = no_llseek,
+	.llseek = FSM_NO_LLSEEK,
 	.release = fsm_uopt_release,
 };
 

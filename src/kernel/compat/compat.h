@@ -387,4 +387,12 @@ static inline void fsm_compat_inode_ctime(const struct inode *inode,
 	*nsec = READ_ONCE(inode->i_ctime.tv_nsec);
 }
 
+/*
+ * FSM_NO_LLSEEK - the .llseek of a node that cannot seek (the options/
+ * files: one value, read and written whole). no_llseek here; kernels that
+ * removed it (a NULL .llseek means the same there) get another definition
+ * in this one place.
+ */
+#define FSM_NO_LLSEEK	no_llseek
+
 #endif /* FSM_COMPAT_H */
