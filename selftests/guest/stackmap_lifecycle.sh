@@ -360,8 +360,8 @@ part_races() {
 	fi
 }
 
-# --- 12 (review lc4, finding 6): a source event of a module whose init
-# fails. fsm_tp_test fail_init_ms=300: its event exists while the module is
+# --- 12 (review lc4, finding 6): a source event, and a stackmap trigger,
+# of a module whose init fails. fsm_tp_test fail_init_ms=300: its event exists while the module is
 # COMING, writes of it to stack_map_events resolve it (holding a module
 # reference) and enter it; then init fails and the kernel frees the module
 # whatever its refcount. No source of it may survive (a freed tracepoint),
@@ -381,7 +381,7 @@ insmod_running() {
 }
 
 part_coming() {
-	local rounds=${FSM_LC_COMING:-5} left=0 ins t0
+	local rounds=${FSM_LC_COMING:-5} left=0 ins t0 trig=0
 	if [ ! -f "$TPKO" ]; then
 		nok "fsm_tp_test.ko not found next to the module ($TPKO)"
 		return
@@ -399,6 +399,15 @@ part_coming() {
 		while insmod_running "$ins" && ((SECONDS - t0 < 120)); do
 			echo fsm_tp_test:fsm_tp_ping >"$T/stack_map_events" 2>/dev/null
 			echo sched:sched_switch >"$T/stack_map_events"
+			# A stackmap trigger on the event of a module still in
+			# init: the kernel would free that module (init failed)
+			# with our trigger on its event file, whatever the
+			# reference the trigger holds, and rmmod of ours would
+			# then walk freed memory. It must be refused.
+			if echo stackmap >"$T/events/fsm_tp_test/fsm_tp_ping/trigger" 2>/dev/null; then
+				trig=$((trig + 1))
+				echo '!stackmap' >"$T/events/fsm_tp_test/fsm_tp_ping/trigger" 2>/dev/null
+			fi
 		done
 		if insmod_running "$ins"; then
 			# Seen twice on the debug kernel after the other parts:
@@ -414,6 +423,9 @@ part_coming() {
 		has "$T/stack_map_events" fsm_tp_test && left=$((left + 1))
 	done
 	check_eq "sources of a module whose init failed left after it was freed ($rounds rounds)" "$left" 0
+	check_eq "stackmap triggers accepted on the event of a module in init ($rounds rounds)" "$trig" 0
+	check "  ... refused with a dmesg line (the event existed: the refusal was ours)" eval \
+		'dmesg | grep -q "fsm_tp_test:fsm_tp_ping: its module is still loading"'
 	check "fsm_tp_test not loaded" eval '! grep -q "^fsm_tp_test " /proc/modules'
 	echo 0 >"$T/options/stackmap"
 	tracing_clean

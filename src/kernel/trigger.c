@@ -575,17 +575,33 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	 * "!stackmap". Dynamic events (kprobe, uprobe, synthetic...) have
 	 * no module (call->module shares a union with their refcount):
 	 * the trigger's soft mode keeps them (EBUSY on removal).
+	 *
+	 * The reference holds only a live module: one still in init
+	 * (MODULE_STATE_COMING, which try_module_get() accepts) whose init
+	 * fails is freed whatever its count, its event files with it, our
+	 * trigger on one of them; rmmod of this module would then walk the
+	 * freed file and put the freed module. So such a module's events get
+	 * no trigger until its init has returned. The state is read under
+	 * event_mutex (held by the trigger write), which the removal of the
+	 * module's events takes before the module is freed; a module seen
+	 * LIVE can only go through a normal unload, which the reference
+	 * blocks.
 	 */
 	if (!(call->flags & TRACE_EVENT_FL_DYNAMIC) && call->module) {
-		if (!try_module_get(call->module)) {
-			pr_warn_ratelimited("%s:%s: its module is going away: no stackmap trigger\n",
+		mod = call->module;
+		if (READ_ONCE(mod->state) != MODULE_STATE_LIVE ||
+		    !try_module_get(mod)) {
+			pr_warn_ratelimited("%s:%s: its module is %s: no stackmap trigger\n",
 					    call->class->system,
-					    trace_event_name(call));
+					    trace_event_name(call),
+					    READ_ONCE(mod->state) == MODULE_STATE_COMING ?
+					    "still loading (try again once loaded)" :
+					    "going away");
 			fsm_reg_said = true;
 			kfree(t);
-			return -ENODEV;
+			return READ_ONCE(mod->state) == MODULE_STATE_COMING ?
+			       -EBUSY : -ENODEV;
 		}
-		mod = call->module;
 	}
 
 	mutex_lock(&fsm_mutex);
