@@ -10,6 +10,8 @@
 #     stack_map file line, and fewer file table refills than processes;
 #  3. damaged build-id notes (mutated copies made by elfmut.py) give no
 #     build-id or the right one, never other bytes;
+#  5. (run before 4) a file whose name holds a newline and a stack line,
+#     run by nobody: stack_map prints its path escaped, as the trace does;
 #  4. a file whose FUSE server stops answering (ustack/hangfs.c): a traced
 #     program that runs code from it, other traced tasks, cat stack_map and
 #     rmmod all finish within bounded time; its build-id is "-" while its
@@ -115,6 +117,30 @@ for m in "${muts[@]}"; do
 		'[ "$b" = - ] || [ "$b" = "$pbid" ]'
 done
 while IFS= read -r l; do case $l in file_*) diag "$l" ;; esac; done <"$TMPD/stat1"
+
+# ---- 5. a file name that would forge stack_map lines ----
+# Any user names the programs it runs: one whose name holds a newline and
+# a stack line after it, run by nobody, must show in stack_map escaped
+# (%pE, as the trace prints it), its text never at the start of a line.
+FORGED='stack_id 77777 [hits 9, depth 1]'
+ED=$(mktemp -d /tmp/fsm-name.XXXXXX)
+chmod 755 "$ED"
+EVIL=$ED/x$'\n'$FORGED
+cp "$P" "$EVIL" && chmod 755 "$EVIL"
+source_on 1
+echo 1 >"$U/options/stackmap_user"
+check "nobody runs a program named 'x\\n$FORGED'" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$EVIL" 3
+echo 0 >"$U/options/stackmap_user"
+source_on 0
+cp "$U/stack_map" "$TMPD/map5"
+check_eq "stack_map: no line starts with the forged text" \
+	"$(grep -c "^${FORGED%% *} 77777 " "$TMPD/map5")" 0
+check "stack_map: its file line, escaped" \
+	grep -qF "$ED/x\\n$FORGED" "$TMPD/map5"
+check "stack_map: its frames, escaped (path+0xoffset)" \
+	grep -qE "^  \[[0-9]+\] $ED/x\\\\n${FORGED%%[*}\\[hits 9, depth 1\\]\+0x" "$TMPD/map5"
+rm -rf "$ED"
 
 # ---- 4. a FUSE file whose server stops answering ----
 F=$TMPD/fusefn.so

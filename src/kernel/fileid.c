@@ -390,8 +390,8 @@ void fsm_fileid_show(struct seq_file *m, u64 id, u64 off)
 
 	spin_lock(&fsm_fid_lock);
 	f = fsm_fid_find(id);
-	if (f)
-		seq_printf(m, "%s+0x%llx", f->path, off);
+	if (f)	/* escaped as in the trace (fsm_fileid_trace_seq()) */
+		seq_printf(m, "%*pE+0x%llx", (int)strlen(f->path), f->path, off);
 	else
 		seq_printf(m, "file:%016llx+0x%llx", id, off);
 	spin_unlock(&fsm_fid_lock);

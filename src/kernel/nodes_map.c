@@ -318,13 +318,20 @@ static int fsm_map_show(struct seq_file *m, void *v)
 	case FSM_RPOS_FILE:
 		if (!fsm_fileid_slot(idx, &r->fi))
 			return SEQ_SKIP;
-		/* "file ID BUILD_ID|- PATH": the path last, it may hold spaces */
+		/*
+		 * "file ID BUILD_ID|- PATH": the path last, it may hold
+		 * spaces. Escaped (%pE: control characters as \n, \t, \ooo),
+		 * as the trace prints it: any user names the files it runs,
+		 * and a name with a newline must not forge lines that root
+		 * and every parser of this file read.
+		 */
 		seq_printf(m, "file %016llx ", r->fi.id);
 		if (r->fi.bid_len)
 			seq_printf(m, "%*phN", r->fi.bid_len, r->fi.bid);
 		else
 			seq_putc(m, '-');
-		seq_printf(m, " %s\n", r->fi.path);
+		seq_printf(m, " %*pE\n",
+			   (int)strnlen(r->fi.path, sizeof(r->fi.path)), r->fi.path);
 		break;
 	default:
 		return SEQ_SKIP;
