@@ -320,10 +320,12 @@ static int fsm_map_show(struct seq_file *m, void *v)
 			return SEQ_SKIP;
 		/*
 		 * "file ID BUILD_ID|- PATH": the path last, it may hold
-		 * spaces. Escaped (%pE: control characters as \n, \t, \ooo),
-		 * as the trace prints it: any user names the files it runs,
-		 * and a name with a newline must not forge lines that root
-		 * and every parser of this file read.
+		 * spaces. Escaped (%pE: bytes the kernel does not count as
+		 * printable as \n, \t, \ooo...), as the trace prints it: any
+		 * user names the files it runs, and a name with a newline
+		 * must not forge lines that root and every parser of this
+		 * file read. One way only (a backslash is not escaped):
+		 * stack_map_bin has the exact path.
 		 */
 		seq_printf(m, "file %016llx ", r->fi.id);
 		if (r->fi.bid_len)

@@ -581,27 +581,30 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	 * fails is freed whatever its count, its event files with it, our
 	 * trigger on one of them; rmmod of this module would then walk the
 	 * freed file and put the freed module. So such a module's events get
-	 * no trigger until its init has returned. The state is read under
-	 * event_mutex (held by the trigger write), which the removal of the
-	 * module's events takes before the module is freed; a module seen
-	 * LIVE can only go through a normal unload, which the reference
-	 * blocks.
+	 * no trigger until its init has returned. The state is read once,
+	 * under event_mutex (held by the trigger write), which the removal
+	 * of the module's events takes before the module is freed; a module
+	 * seen LIVE leaves only through delete_module(), which the reference
+	 * blocks, unless forced (rmmod -f, which taints the kernel and is
+	 * unsafe with any reference held).
 	 */
 	if (!(call->flags & TRACE_EVENT_FL_DYNAMIC) && call->module) {
-		mod = call->module;
-		if (READ_ONCE(mod->state) != MODULE_STATE_LIVE ||
-		    !try_module_get(mod)) {
+		struct module *owner = call->module;
+		enum module_state st = READ_ONCE(owner->state);
+
+		if (st != MODULE_STATE_LIVE || !try_module_get(owner)) {
+			bool coming = st == MODULE_STATE_COMING;
+
 			pr_warn_ratelimited("%s:%s: its module is %s: no stackmap trigger\n",
 					    call->class->system,
 					    trace_event_name(call),
-					    READ_ONCE(mod->state) == MODULE_STATE_COMING ?
-					    "still loading (try again once loaded)" :
-					    "going away");
+					    coming ? "still loading (try again once loaded)" :
+						     "going away");
 			fsm_reg_said = true;
 			kfree(t);
-			return READ_ONCE(mod->state) == MODULE_STATE_COMING ?
-			       -EBUSY : -ENODEV;
+			return coming ? -EBUSY : -ENODEV;
 		}
+		mod = owner;
 	}
 
 	mutex_lock(&fsm_mutex);
