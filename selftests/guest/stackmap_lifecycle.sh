@@ -424,8 +424,14 @@ part_coming() {
 	done
 	check_eq "sources of a module whose init failed left after it was freed ($rounds rounds)" "$left" 0
 	check_eq "stackmap triggers accepted on the event of a module in init ($rounds rounds)" "$trig" 0
-	check "  ... refused with a dmesg line (the event existed: the refusal was ours)" eval \
-		'dmesg | grep -q "fsm_tp_test:fsm_tp_ping: its module is still loading"'
+	# Where the kernel has no stackmap trigger (Debian's arm64 kernel: no
+	# KALLSYMS_ALL) every write fails without a word of ours.
+	if has "$T/events/sched/sched_switch/trigger" " stackmap"; then
+		check "  ... refused with a dmesg line (the event existed: the refusal was ours)" eval \
+			'dmesg | grep -q "fsm_tp_test:fsm_tp_ping: its module is still loading"'
+	else
+		ok "  ... refused with a dmesg line # SKIP no stackmap trigger in this kernel"
+	fi
 	check "fsm_tp_test not loaded" eval '! grep -q "^fsm_tp_test " /proc/modules'
 	echo 0 >"$T/options/stackmap"
 	tracing_clean
