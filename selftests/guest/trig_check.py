@@ -369,7 +369,10 @@ def cmd_pairs(c, d, src, ksymf, *opts):
     c.ok("every %s record has exactly the id records it should" % src
          + (" and its stack equals stacktrace's" if st else ""),
          nsrc > 0 and nid > 0 and not bad,
-         "%d of %d wrong" % (len(bad), nsrc) if bad else "no records")
+         # the first wrong one goes into the "not ok" line itself, so that
+         # a summary that keeps only failing lines (CI's) still shows it
+         "%d of %d wrong, first: %s" % (len(bad), nsrc, bad[0][:400])
+         if bad else "no records")
 
 
 def cmd_count(c, d, src, n):
