@@ -157,6 +157,44 @@ mkdir "$TMPD/tc"
 for c in "$C"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tc/${c##*/}"; done
 tlater "count count $TMPD/tc sched_switch 3"
 
+# --- one id record per record: a source event gets no stackmap trigger ---
+mkdir "$T/instances/td"
+D=$T/instances/td
+echo 0 >"$D/tracing_on"
+echo sched:sched_switch >"$D/stack_map_events"
+kmsg_mark
+check_fail "a stackmap trigger on a source event: refused" \
+	eval "echo stackmap >>$D/$SW/trigger"
+check_eq "one dmesg line for it" "$(kmsg_since | count_ours)" 1
+check "nothing left behind" has "$D/$SW/trigger" "# Available triggers"
+echo sched:sched_wakeup >"$D/stack_map_events"
+check "accepted once the event is no longer a source" \
+	eval "echo stackmap >>$D/$SW/trigger"
+kmsg_mark
+check_fail "the event with the trigger named as a source: refused" \
+	eval "echo sched:sched_switch >>$D/stack_map_events"
+check_eq "one dmesg line for it" "$(kmsg_since | count_ours)" 1
+check_eq "the sources as they were" "$(<"$D/stack_map_events")" \
+	"sched:sched_wakeup"
+check "a pattern that matches it: accepted" \
+	eval "echo 'sched:*' >>$D/stack_map_events"
+check "the pattern left the event with the trigger out" \
+	eval "! grep -qx sched:sched_switch $D/stack_map_events"
+check "the pattern took the other sched events" \
+	eval "grep -qx sched:sched_waking $D/stack_map_events"
+echo 1 >"$D/options/stackmap"
+echo 1 >"$D/$SW/enable"
+echo >"$D/trace"
+echo 1 >"$D/tracing_on"
+workload 10
+echo 0 >"$D/tracing_on"
+mkdir "$TMPD/td"
+for c in "$D"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/td/${c##*/}"; done
+tlater "onerec pairs $TMPD/td sched_switch $TMPD/kallsyms cut"
+echo 0 >"$D/options/stackmap"
+echo '!stackmap' >>"$D/$SW/trigger"
+rmdir "$D"
+
 # --- stackmap:user: stack_id_user records with cookies, user stacks follow ---
 mkdir "$T/instances/tu"
 U=$T/instances/tu

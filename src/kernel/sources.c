@@ -190,6 +190,28 @@ struct fsm_walk {
 	const char *sys;
 };
 
+/**
+ * fsm_sources_has_file_locked - whether @file is a source of @inst.
+ * @inst: instance
+ * @file: an event file of its trace_array
+ *
+ * Chosen sources, attached or not (options/stackmap may be set later), not
+ * gone. For the stackmap trigger, which is refused on a source (one id
+ * record per record, fsm_inst_has_trig()).
+ * Context: task, fsm_mutex held.
+ */
+bool fsm_sources_has_file_locked(struct fsm_inst *inst,
+				 const struct trace_event_file *file)
+{
+	struct fsm_src *src;
+
+	lockdep_assert_held(&fsm_mutex);
+	list_for_each_entry(src, &inst->sources, list)
+		if (src->file == file && !READ_ONCE(src->gone))
+			return true;
+	return false;
+}
+
 /* Is sys:ev a source of @inst (not gone)? Context: task; takes fsm_mutex. */
 static bool fsm_src_chosen(struct fsm_inst *inst, const char *sys,
 			   const char *ev)
@@ -374,7 +396,9 @@ static int fsm_check_neg(struct fsm_inst *inst, struct fsm_tok *t,
  * (if recording), then detach what goes. All or nothing: if a probe cannot
  * be attached, the probes attached so far are detached again and
  * inst->sources is put back exactly as it was (same sources, same order,
- * still attached). On success, sources that go are on @removed; on failure
+ * still attached); so it is, without any attach, when a named event has a
+ * stackmap trigger in the instance (-EBUSY). On success, sources that go
+ * are on @removed; on failure
  * the new ones are (attached for a moment: the caller synchronises before
  * freeing). Either way the caller frees @removed.
  */
@@ -382,6 +406,8 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 				    unsigned int nr, unsigned int mode,
 				    struct list_head *removed)
 {
+	const char *who = mode & (FSM_SRC_DEFAULTS | FSM_SRC_PARAM) ?
+			  "events=" : "stack_map_events";
 	struct fsm_src *cur, *src, *tmp, *other, **saved;
 	unsigned int i, nsaved = 0;
 	LIST_HEAD(chosen);
@@ -436,6 +462,26 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 				dup |= other->file == src->file;
 			if (dup)
 				continue;
+			/*
+			 * One id record per record: an event with a stackmap
+			 * trigger here is not a source too. Named: refused;
+			 * matched by a pattern (or a default): left out.
+			 * event_mutex is held (fsm_event_lock()), under which
+			 * triggers come and go.
+			 */
+			if (fsm_inst_has_trig(inst, src->file)) {
+				if (t->sys && t->ev &&
+				    !(mode & (FSM_SRC_FOLLOW | FSM_SRC_DEFAULTS))) {
+					fsm_warn(who, "%s has a stackmap trigger in %s: remove it first (one id record per record)\n",
+						 src->name, fsm_inst_label(inst));
+					ret = -EBUSY;
+					goto rollback;
+				}
+				pr_info_ratelimited("%s: %s left out of the sources: it has a stackmap trigger\n",
+						    fsm_inst_label(inst), src->name);
+				list_move_tail(&src->list, removed);
+				continue;
+			}
 			/* re-adding one dropped earlier: take it back */
 			list_for_each_entry(cur, removed, list) {
 				if (cur->file == src->file && !cur->gone &&
@@ -458,6 +504,7 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 				break;
 		}
 	}
+rollback:
 	if (ret) {
 		/* roll back: detach the new ones, restore the old list */
 		list_for_each_entry(src, &chosen, list)
@@ -505,7 +552,8 @@ static int fsm_sources_do(struct fsm_inst *inst, const char *text,
  * are attached) is exactly what it was before the call.
  * Context: task, may sleep; must not hold fsm_mutex.
  * Return: 0, -EINVAL (syntax, unknown event, event without a tracepoint;
- * one dmesg line says which), -ENODEV (instance gone), -ENOMEM, or the
+ * one dmesg line says which), -EBUSY (a named event has a stackmap trigger
+ * in the instance; one line), -ENODEV (instance gone), -ENOMEM, or the
  * error of attaching a probe.
  */
 int fsm_sources_update(struct fsm_inst *inst, const char *text,

@@ -739,7 +739,6 @@ static int fsm_srctrig_prepare_src(struct fsm_src *src,
 
 static const struct fsm_src_ops fsm_srctrig_ops = {
 	.name = "trigger data",
-	.event_locked = true,
 	.refuses = fsm_srctrig_refuses,
 	.prepare = fsm_srctrig_prepare_src,
 	.attach = fsm_srctrig_link,

@@ -111,9 +111,12 @@ static struct fsm_src *fsm_trig_src;
  *            (fsm_trig_judge())
  * @comp_on:  @comp is on the event's trigger list (event_mutex; read by
  *            the trigger)
+ * @iref:     on @inst's list of events with a stackmap trigger (event_mutex):
+ *            such an event is refused as a source (fsm_inst_has_trig())
  */
 struct fsm_trig {
 	struct list_head node;
+	struct fsm_inst_trig iref;
 	struct fsm_kl_trigger_data *data;
 	struct trace_event_file *file;
 	struct trace_event_file *sid_file;
@@ -380,6 +383,7 @@ static void fsm_trig_free(struct fsm_kl_trigger_data *data)
 	lockdep_assert_held(fsm_ks.event_mutex);
 	if (last) {
 		list_del_init(&t->node);
+		list_del_init(&t->iref.node);
 		/* the companion goes too (its free clears comp_on) */
 		if (t->comp_on)
 			fsm_ks.trigger_stacktrace_cmd->unreg(FSM_TRIG_NAME, &t->comp, t->file);
@@ -610,6 +614,18 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	mutex_lock(&fsm_mutex);
 	inst = fsm_ready ? fsm_inst_find_or_create_locked(file) :
 			   ERR_PTR(-ENODEV);
+	/*
+	 * One id record per record: a source event already gets one. The
+	 * sources change under event_mutex too (fsm_event_lock()), held
+	 * here, so none becomes a source before @t is on inst->trigs.
+	 */
+	if (!IS_ERR(inst) && fsm_sources_has_file_locked(inst, file)) {
+		pr_warn_ratelimited("%s: %s:%s is a source of this instance (stack_map_events): its records have their id record, no stackmap trigger\n",
+				    fsm_inst_label(inst), call->class->system,
+				    trace_event_name(call));
+		fsm_reg_said = true;
+		inst = ERR_PTR(-EBUSY);
+	}
 	if (!IS_ERR(inst))
 		kref_get(&inst->ref);
 	mutex_unlock(&fsm_mutex);
@@ -646,6 +662,8 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	 */
 	data->private_data = t;
 	list_add(&t->node, &fsm_trigs);
+	t->iref.file = file;
+	list_add(&t->iref.node, &inst->trigs);
 	ret = fsm_ks.trigger_stacktrace_cmd->reg(glob, data, file);
 	if (!ret) {
 		fsm_trig_comp_reg(t);
@@ -653,6 +671,7 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	}
 	/* not registered (or added and taken off again): no free will come */
 	list_del(&t->node);
+	list_del(&t->iref.node);
 	tracepoint_synchronize_unregister();
 	data->private_data = file;
 fail:
