@@ -427,6 +427,25 @@ elif insmod "$TPKO"; then
 	echo '!stackmap' >>"$T/$TPEV/trigger"
 	check "rmmod $TPMOD once the trigger is gone" rmmod "$TPMOD"
 	check "insmod $TPMOD again" insmod "$TPKO"
+	# forced (rmmod -f: the kernel's event files go whatever holds the
+	# module): the trigger must leave first, or rmmod of ftrace_stackmap
+	# walks the freed file
+	echo stackmap >>"$T/$TPEV/trigger"
+	TPSYS=${TPEV#events/}
+	TPSYS=${TPSYS%/*}
+	kmsg_mark
+	if rmmod -f "$TPMOD" 2>/dev/null; then
+		ok "rmmod -f $TPMOD with a stackmap trigger on its event"
+		check "one dmesg line: the trigger removed, module unloads (forced)" \
+			eval "kmsg_since | grep -q 'stackmap trigger on $TPSYS:${TPEV##*/} removed: module $TPMOD unloads (forced)'"
+		check "no trigger left on the way out: rmmod + insmod ftrace_stackmap" \
+			eval "unload && load"
+		check "insmod $TPMOD once more" insmod "$TPKO"
+	else
+		# the debug kernel has no CONFIG_MODULE_FORCE_UNLOAD
+		diag "rmmod -f refused (a kernel without forced unload): not tested here"
+		echo '!stackmap' >>"$T/$TPEV/trigger"
+	fi
 	echo stackmap >>"$T/$TPEV/trigger"
 	TPLEFT=1	# rmmod of ftrace_stackmap below removes it, then $TPMOD goes
 else

@@ -756,6 +756,45 @@ static const char *fsm_trig_resolve(void)
 	return NULL;
 }
 
+/*
+ * A module whose event has a stackmap trigger is held (fsm_trig_reg()), so
+ * "rmmod MOD" fails. A forced unload (rmmod -f, CONFIG_MODULE_FORCE_UNLOAD,
+ * which Debian's kernels have) ignores the reference: the trace events'
+ * notifier (priority 1) then frees the module's event files with our
+ * trigger still on one, and our rmmod would walk the freed file and put
+ * the freed module. So, before it, each such trigger is removed as
+ * "!stackmap" would remove it (its free puts the module: harmless on a
+ * module going away, whose struct lives until the chain has run).
+ * Context: task (module notifier chain, no lock held).
+ */
+static int fsm_trig_module_notify(struct notifier_block *nb,
+				  unsigned long state, void *data)
+{
+	struct module *mod = data;
+	struct fsm_trig *t, *n;
+
+	if (state != MODULE_STATE_GOING || !mod->num_trace_events)
+		return NOTIFY_DONE;
+	mutex_lock(fsm_ks.event_mutex);
+	/* the unreg frees t (and only t) from fsm_trigs */
+	list_for_each_entry_safe(t, n, &fsm_trigs, node) {
+		if (t->mod != mod)
+			continue;
+		pr_info("%s: stackmap trigger on %s:%s removed: module %s unloads (forced)\n",
+			fsm_inst_label(t->inst), t->file->event_call->class->system,
+			trace_event_name(t->file->event_call), mod->name);
+		fsm_cmd.unreg(FSM_TRIG_NAME, t->data, t->file);
+	}
+	mutex_unlock(fsm_ks.event_mutex);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block fsm_trig_module_nb = {
+	.notifier_call = fsm_trig_module_notify,
+	.priority = 2,	/* before trace events (1) */
+};
+static bool fsm_trig_module_nb_on;
+
 /**
  * fsm_trigger_init - offer the stackmap trigger.
  *
@@ -786,6 +825,14 @@ void fsm_trigger_init(void)
 	fsm_cmd.set_filter = fsm_ks.trigger_stacktrace_cmd->set_filter;
 	fsm_cmd.get_trigger_ops = fsm_trig_get_ops;
 
+	/*
+	 * Before the first trigger can be set (fsm_trig_module_notify()),
+	 * and outside trigger_cmd_mutex: the chain calls us with its lock
+	 * held, and we take event_mutex there, which the kernel takes
+	 * before trigger_cmd_mutex.
+	 */
+	fsm_trig_module_nb_on = !register_module_notifier(&fsm_trig_module_nb);
+
 	/* register_event_command(), plus the check of the type bit */
 	mutex_lock(fsm_ks.trigger_cmd_mutex);
 	list_for_each_entry(p, fsm_ks.trigger_commands, list) {
@@ -794,11 +841,17 @@ void fsm_trigger_init(void)
 		else if (p->trigger_type & type)
 			why = "the trigger type bit after ETT_EVENT_EPROBE is taken";
 	}
+	if (!why && !fsm_trig_module_nb_on)
+		why = "no module notifier";
 	if (!why) {
 		list_add(&fsm_cmd.list, fsm_ks.trigger_commands);
 		fsm_cmd_on = true;
 	}
 	mutex_unlock(fsm_ks.trigger_cmd_mutex);
+	if (why && fsm_trig_module_nb_on) {
+		unregister_module_notifier(&fsm_trig_module_nb);
+		fsm_trig_module_nb_on = false;
+	}
 	if (why)
 		pr_warn("no stackmap trigger: %s\n", why);
 }
@@ -814,6 +867,10 @@ void fsm_trigger_exit(void)
 	struct list_head *first;
 	struct fsm_trig *t, *n;
 
+	/* the triggers are all removed below: no module needs it any more */
+	if (fsm_trig_module_nb_on)
+		unregister_module_notifier(&fsm_trig_module_nb);
+	fsm_trig_module_nb_on = false;
 	if (fsm_cmd_on) {
 		mutex_lock(fsm_ks.event_mutex);
 		mutex_lock(fsm_ks.trigger_cmd_mutex);
