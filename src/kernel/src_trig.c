@@ -794,9 +794,13 @@ const struct fsm_src_ops *fsm_src_trig_init(bool force_probe)
 
 #else /* !FSM_HAVE_KL_TRIGGER */
 
+/*
+ * Built out: the kernel has another trigger layout (FSM_KL_TRIGGER_CMD,
+ * whose backend is not written yet: compat/layouts.h) or none we know.
+ */
 const struct fsm_src_ops *fsm_src_trig_init(bool force_probe)
 {
-	pr_warn("sources are tracepoint probes (tracepoint events only, filters not honoured): built without the trigger layouts (%s)\n",
+	pr_warn("sources are tracepoint probes (tracepoint events only, filters not honoured): the trigger path is built out (%s)\n",
 		FSM_KL_TRIGGER_WHY);
 	return NULL;
 }

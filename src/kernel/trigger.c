@@ -911,9 +911,10 @@ void fsm_trigger_exit(void)
 
 #else /* !FSM_HAVE_KL_TRIGGER */
 
+/* Built out: see fsm_src_trig_init() in src_trig.c and compat/layouts.h. */
 void fsm_trigger_init(void)
 {
-	pr_warn("no stackmap trigger: built without it (%s)\n",
+	pr_warn("no stackmap trigger: the trigger path is built out (%s)\n",
 		FSM_KL_TRIGGER_WHY);
 }
 

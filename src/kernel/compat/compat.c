@@ -60,16 +60,34 @@ static_assert(__same_type(&kallsyms_lookup_name,
 	      "kallsyms_lookup_name() changed its prototype: adapt compat.c");
 #endif /* CONFIG_KALLSYMS */
 
-/* Fields read by this file (see compat.h); a rename breaks the build here. */
+/*
+ * Fields read by this file (see compat.h), each on the branch its probe
+ * chose; a rename breaks the build here.
+ */
+#if !FSM_HAVE_EVENTFS
 static_assert(__same_type(((struct trace_event_file *)NULL)->dir,
 			  struct dentry *),
 	      "trace_event_file::dir is gone (eventfs?): adapt compat.c");
+#endif /* !FSM_HAVE_EVENTFS */
+#if !FSM_HAVE_INODE_GET_CTIME_SEC
 static_assert(__same_type(((struct inode *)NULL)->i_ctime,
 			  struct timespec64),
-	      "inode::i_ctime is gone (inode_get_ctime()?): adapt compat.h");
+	      "inode::i_ctime is gone: adapt compat.h (a probe)");
+#endif /* !FSM_HAVE_INODE_GET_CTIME_SEC */
+#if FSM_HAVE_DENTRY_D_CHILDREN
+static_assert(__same_type(((struct dentry *)NULL)->d_children,
+			  struct hlist_head),
+	      "dentry::d_children changed type: adapt compat.c");
+/* the subdirectories of a dentry, its d_lock held */
+#define fsm_for_each_child(child, parent)				\
+	hlist_for_each_entry(child, &(parent)->d_children, d_sib)
+#else
 static_assert(__same_type(((struct dentry *)NULL)->d_subdirs,
 			  struct list_head),
-	      "dentry::d_subdirs is gone (d_children?): adapt compat.c");
+	      "dentry::d_subdirs is gone: adapt compat.c (a probe)");
+#define fsm_for_each_child(child, parent)				\
+	list_for_each_entry(child, &(parent)->d_subdirs, d_child)
+#endif /* FSM_HAVE_DENTRY_D_CHILDREN */
 
 static typeof(tracefs_create_file) *fsm_tracefs_create_file;
 static typeof(tracefs_remove) *fsm_tracefs_remove;
@@ -153,6 +171,9 @@ static void *fsm_resolve(const char *name)
 int fsm_compat_init(bool force_debugfs)
 {
 	void *create = NULL, *remove = NULL;
+
+	if (FSM_HAVE_EVENTFS)
+		pr_warn("eventfs: event files are not found yet on this kernel (6.6+): no instance can be followed\n");
 
 #ifdef CONFIG_KALLSYMS
 	fsm_kallsyms_show_value = fsm_resolve("kallsyms_show_value");
@@ -315,6 +336,17 @@ void fsm_compat_remove(struct dentry *dentry)
 		debugfs_remove(dentry);
 }
 
+#if FSM_HAVE_EVENTFS
+/*
+ * eventfs (6.6+): events/SYS/EV are made on demand, trace_event_file::dir
+ * is gone. Not handled yet: no instance is found, so the module does not
+ * load (fsm_compat_init() says so).
+ */
+struct dentry *fsm_compat_event_file_instance_dir(struct trace_event_file *file)
+{
+	return NULL;
+}
+#else
 struct dentry *fsm_compat_event_file_instance_dir(struct trace_event_file *file)
 {
 	struct dentry *d, *p;
@@ -333,6 +365,7 @@ struct dentry *fsm_compat_event_file_instance_dir(struct trace_event_file *file)
 	}
 	return d;
 }
+#endif /* FSM_HAVE_EVENTFS */
 
 int fsm_compat_list_subdirs(struct dentry *parent,
 			    bool (*match)(const char *name, void *arg),
@@ -348,7 +381,7 @@ int fsm_compat_list_subdirs(struct dentry *parent,
 	 * of the spinlocks; the lists are small (instances, systems, events).
 	 */
 	spin_lock(&parent->d_lock);
-	list_for_each_entry(child, &parent->d_subdirs, d_child) {
+	fsm_for_each_child(child, parent) {
 		bool want;
 
 		spin_lock_nested(&child->d_lock, DENTRY_D_LOCK_NESTED);
@@ -425,6 +458,21 @@ void *fsm_compat_instance_key(struct dentry *dir)
 	return tr;
 }
 
+#if FSM_HAVE_EVENTFS
+/* eventfs: not handled yet (see fsm_compat_event_file_instance_dir()) */
+struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
+						    const char *sys,
+						    const char *ev,
+						    struct dentry **evdir)
+{
+	*evdir = NULL;
+	return NULL;
+}
+
+void fsm_compat_event_file_unlock(struct dentry *evdir)
+{
+}
+#else
 struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
 						    const char *sys,
 						    const char *ev,
@@ -469,6 +517,7 @@ void fsm_compat_event_file_unlock(struct dentry *evdir)
 	inode_unlock_shared(d_inode(evdir));
 	dput(evdir);
 }
+#endif /* FSM_HAVE_EVENTFS */
 
 unsigned long fsm_compat_symbol_size(unsigned long addr, unsigned long *start)
 {

@@ -32,20 +32,31 @@
  * - CONFIG_FSNOTIFY: without it there is no way to hear of instance
  *   mkdir/rmdir; fsm_compat_watch_dir() says so and the caller polls.
  *
+ * Compile probes
+ * --------------
+ * Differences between kernels are decided by compile probes, never by a
+ * version number: scripts/kernel-probes compiles each file of
+ * compat/probes/ against the target kernel before the module's build and
+ * writes generated/fsm_probes.h, FSM_HAVE_<PROBE> 1 or 0 (the build prints
+ * which way each one went; Documentation/build.rst lists them). A new
+ * kernel line adds probes and the branches that test them, here and in
+ * compat.c only.
+ *
  * Kernel data structures read here
  * --------------------------------
  * - struct trace_event_file::dir: the event's tracefs directory, used to
  *   find the instance directory that owns an event file (6.1: persistent
- *   dentries; kernels with eventfs (6.6+) need another way);
+ *   dentries; kernels with eventfs (6.6+, FSM_HAVE_EVENTFS) need another
+ *   way);
  * - struct dentry::d_subdirs / d_child: children of a tracefs directory
- *   (renamed d_children / d_sib in 6.8);
+ *   (the hlist d_children / d_sib in 6.8+, FSM_HAVE_DENTRY_D_CHILDREN);
  * - i_private of an instance's "trace" file (its trace_array, used as an
  *   opaque key) and of events/SYS/EV/enable (the trace_event_file): read
  *   without trace_get_event_file(), whose trace_array reference makes a
  *   concurrent rmdir of the instance fail with -EBUSY;
  * - struct inode::i_ctime: the change time that identifies a file's
- *   version (fileid.c, fsm_compat_inode_ctime(); behind inode_get_ctime()
- *   in 6.6+);
+ *   version (fileid.c, fsm_compat_inode_ctime(); behind
+ *   inode_get_ctime_sec()/_nsec() in 6.7+, FSM_HAVE_INODE_GET_CTIME_SEC);
  * - the kernel symbols borrowed by name (ksyms.h) and the kernel-internal
  *   types of the trigger code (layouts.h).
  * Each is guarded by a build-time check on the field's type, so a port to
@@ -58,6 +69,12 @@
 #include <linux/list.h>
 #include <linux/task_work.h>
 #include <linux/types.h>
+
+#if __has_include("generated/fsm_probes.h")
+#include "generated/fsm_probes.h"
+#else
+#error "generated/fsm_probes.h is missing: build through the top Makefile (scripts/kernel-probes)"
+#endif
 
 struct dentry;
 struct trace_event_file;
@@ -376,23 +393,34 @@ unsigned int fsm_compat_sym_flags(int flags);
  * @nsec:  set to the nanoseconds
  *
  * A racing change may give seconds and nanoseconds of two times (the
- * caller copes). The field is struct inode::i_ctime here; kernels that
- * hide it behind inode_get_ctime() fail the type check in compat.c.
+ * caller copes). Through inode_get_ctime_sec()/_nsec() where the kernel
+ * has them (FSM_HAVE_INODE_GET_CTIME_SEC: i_ctime is private there), else
+ * struct inode::i_ctime (its type is checked in compat.c).
  * Context: any.
  */
 static inline void fsm_compat_inode_ctime(const struct inode *inode,
 					  s64 *sec, u32 *nsec)
 {
+#if FSM_HAVE_INODE_GET_CTIME_SEC
+	*sec = inode_get_ctime_sec(inode);
+	*nsec = inode_get_ctime_nsec(inode);
+#else
 	*sec = READ_ONCE(inode->i_ctime.tv_sec);
 	*nsec = READ_ONCE(inode->i_ctime.tv_nsec);
+#endif /* FSM_HAVE_INODE_GET_CTIME_SEC */
 }
 
 /*
  * FSM_NO_LLSEEK - the .llseek of a node that cannot seek (the options/
- * files: one value, read and written whole). no_llseek here; kernels that
- * removed it (a NULL .llseek means the same there) get another definition
- * in this one place.
+ * files: one value, read and written whole): no_llseek where the kernel
+ * has it (FSM_HAVE_NO_LLSEEK), else NULL, which means the same there
+ * (6.12 removed no_llseek: without FMODE_LSEEK, lseek() fails with
+ * -ESPIPE as it did).
  */
+#if FSM_HAVE_NO_LLSEEK
 #define FSM_NO_LLSEEK	no_llseek
+#else
+#define FSM_NO_LLSEEK	NULL
+#endif /* FSM_HAVE_NO_LLSEEK */
 
 #endif /* FSM_COMPAT_H */

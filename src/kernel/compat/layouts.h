@@ -37,6 +37,32 @@
 #define FSM_KL_NOT_GENERATED "layouts not generated (build through the top Makefile)"
 #endif
 
+/*
+ * The trigger interface of this kernel, one of:
+ *   FSM_KL_TRIGGER_OPS   6.1 up to 6.12.112: the callbacks in struct
+ *                        event_trigger_ops, reached through data->ops and
+ *                        cmd->get_trigger_ops(); trigger.c and src_trig.c
+ *                        (FSM_HAVE_KL_TRIGGER, the declarations below);
+ *   FSM_KL_TRIGGER_CMD   6.12.113+ and 7.x: struct event_trigger_ops is
+ *                        gone, its callbacks (trigger, count_func, init,
+ *                        free, print) are members of struct event_command,
+ *                        struct event_trigger_data has no ops. No backend
+ *                        of the module uses it yet: the stackmap trigger
+ *                        and the trigger-path sources are built out and
+ *                        dmesg says so (FSM_KL_TRIGGER_WHY). Its backend
+ *                        goes in files of its own (a src_*.c behind struct
+ *                        fsm_src_ops, the stackmap command) compiled under
+ *                        FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_CMD, with
+ *                        its declarations here;
+ *   FSM_KL_TRIGGER_NONE  neither (no BTF or source, a layout mismatch): the
+ *                        reason is FSM_KL_TRIGGER_WHY.
+ * Decided from the layouts of the target kernel (scripts/kernel-layouts.list:
+ * the plain entries and the ":cmd" variants), never from its version.
+ */
+#define FSM_KL_TRIGGER_NONE	0
+#define FSM_KL_TRIGGER_OPS	1
+#define FSM_KL_TRIGGER_CMD	2
+
 #if defined(FSM_KL_HAVE_event_command) && \
 	defined(FSM_KL_HAVE_event_trigger_data) && \
 	defined(FSM_KL_HAVE_event_trigger_ops) && \
@@ -44,9 +70,18 @@
 	defined(FSM_KL_HAVE_enum_event_trigger_type) && \
 	!defined(FSM_KL_LAYOUT_MISMATCH)
 #define FSM_HAVE_KL_TRIGGER 1
+#define FSM_KL_TRIGGER_LAYOUT FSM_KL_TRIGGER_OPS
 #define FSM_KL_TRIGGER_WHY ""
+#elif defined(FSM_KL_HAVE_event_command_cmd) && \
+	defined(FSM_KL_HAVE_event_trigger_data_cmd) && \
+	defined(FSM_KL_HAVE_enum_event_command_flags) && \
+	defined(FSM_KL_HAVE_enum_event_trigger_type)
+#define FSM_HAVE_KL_TRIGGER 0
+#define FSM_KL_TRIGGER_LAYOUT FSM_KL_TRIGGER_CMD
+#define FSM_KL_TRIGGER_WHY "this kernel's trigger layout (6.12.113+: the callbacks in struct event_command, no struct event_trigger_ops) has no backend in this module yet"
 #else
 #define FSM_HAVE_KL_TRIGGER 0
+#define FSM_KL_TRIGGER_LAYOUT FSM_KL_TRIGGER_NONE
 #if defined(FSM_KL_NOT_GENERATED)
 #define FSM_KL_TRIGGER_WHY FSM_KL_NOT_GENERATED
 #elif defined(FSM_KL_LAYOUT_MISMATCH)
