@@ -176,8 +176,17 @@ check_fail "the event with the trigger named as a source: refused" \
 check_eq "one dmesg line for it" "$(kmsg_since | count_ours)" 1
 check_eq "the sources as they were" "$(<"$D/stack_map_events")" \
 	"sched:sched_wakeup"
+kmsg_mark
+check_fail "a pattern and the event named, in one write: refused" \
+	eval "echo 'sched:* sched:sched_switch' >>$D/stack_map_events"
+check_eq "one dmesg line for it (the refusal, nothing left out)" \
+	"$(kmsg_since | count_ours)" 1
+check_eq "the sources still as they were" "$(<"$D/stack_map_events")" \
+	"sched:sched_wakeup"
+kmsg_mark
 check "a pattern that matches it: accepted" \
 	eval "echo 'sched:*' >>$D/stack_map_events"
+check_eq "one dmesg line: the event left out" "$(kmsg_since | count_ours)" 1
 check "the pattern left the event with the trigger out" \
 	eval "! grep -qx sched:sched_switch $D/stack_map_events"
 check "the pattern took the other sched events" \
@@ -192,7 +201,21 @@ mkdir "$TMPD/td"
 for c in "$D"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/td/${c##*/}"; done
 tlater "onerec pairs $TMPD/td sched_switch $TMPD/kallsyms cut"
 echo 0 >"$D/options/stackmap"
+# a dynamic event made while the trigger is there does not bring the
+# event back; the trigger's removal does (the pattern stands)
+echo 'p:fsmtd do_sys_openat2' >>"$T/kprobe_events"
+sleep 1
+check "a kick of the patterns keeps it out while the trigger is there" \
+	eval "! grep -qx sched:sched_switch $D/stack_map_events"
+echo '-:fsmtd' >>"$T/kprobe_events"
 echo '!stackmap' >>"$D/$SW/trigger"
+n=0
+while ! grep -qx sched:sched_switch "$D/stack_map_events" && [ $n -lt 50 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+check "the trigger gone, the standing pattern takes the event" \
+	grep -qx sched:sched_switch "$D/stack_map_events"
 rmdir "$D"
 
 # --- stackmap:user: stack_id_user records with cookies, user stacks follow ---

@@ -409,7 +409,8 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 	const char *who = mode & (FSM_SRC_DEFAULTS | FSM_SRC_PARAM) ?
 			  "events=" : "stack_map_events";
 	struct fsm_src *cur, *src, *tmp, *other, **saved;
-	unsigned int i, nsaved = 0;
+	unsigned int i, nsaved = 0, nleft = 0;
+	const char *left = NULL;
 	LIST_HEAD(chosen);
 	int ret = 0;
 
@@ -465,9 +466,11 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 			/*
 			 * One id record per record: an event with a stackmap
 			 * trigger here is not a source too. Named: refused;
-			 * matched by a pattern (or a default): left out.
-			 * event_mutex is held (fsm_event_lock()), under which
-			 * triggers come and go.
+			 * matched by a pattern (or a default): left out, said
+			 * once the write is applied (a replay says nothing:
+			 * it takes the event when the trigger goes, see
+			 * fsm_trig_free()). event_mutex is held
+			 * (fsm_event_lock()), under which triggers come and go.
 			 */
 			if (fsm_inst_has_trig(inst, src->file)) {
 				if (t->sys && t->ev &&
@@ -477,8 +480,8 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 					ret = -EBUSY;
 					goto rollback;
 				}
-				pr_info_ratelimited("%s: %s left out of the sources: it has a stackmap trigger\n",
-						    fsm_inst_label(inst), src->name);
+				if (!nleft++)
+					left = src->name;
 				list_move_tail(&src->list, removed);
 				continue;
 			}
@@ -526,11 +529,18 @@ rollback:
 		/* entered: from now on the module notifier protects it */
 		fsm_src_unpend(src);
 		if (mode & FSM_SRC_FOLLOW)
-			pr_info_ratelimited("%s: source event %s added: it appeared and the chosen patterns match it\n",
+			pr_info_ratelimited("%s: source event %s added: the chosen patterns match it (it appeared, or its stackmap trigger went)\n",
 					    fsm_inst_label(inst), src->name);
 	}
 	if (!(mode & FSM_SRC_FOLLOW))
 		inst->sources_set = true;
+	/* @left is freed by the caller, after this */
+	if (nleft && !(mode & FSM_SRC_FOLLOW))
+		pr_info("%s: %s%s left out of the sources: %s a stackmap trigger (the patterns take %s when it goes)\n",
+			fsm_inst_label(inst), left,
+			nleft > 1 ? " and other events" : "",
+			nleft > 1 ? "they have" : "it has",
+			nleft > 1 ? "each" : "it");
 	return 0;
 }
 

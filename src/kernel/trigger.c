@@ -405,6 +405,12 @@ static void fsm_trig_free(struct fsm_kl_trigger_data *data)
 		module_put(t->mod);
 		fsm_inst_put(t->inst);
 		kfree(t);
+		/*
+		 * Standing patterns left the event out while it had the
+		 * trigger (sources.c): they take it now, as an event that
+		 * appeared.
+		 */
+		fsm_sources_follow_kick();
 	}
 }
 
@@ -426,9 +432,27 @@ static void fsm_trig_release(struct fsm_trig *t)
 	kfree(data->filter_str);
 	kfree(data);
 	fsm_trig_clear_slots(t);
-	module_put(t->mod);
-	fsm_inst_put(t->inst);
+	fsm_inst_put(t->inst);	/* its module: fsm_trig_put_mods() */
 	kfree(t);
+}
+
+/*
+ * Module exit, after the grace periods that follow the unreg loop: no
+ * trigger callback of the dead triggers runs, their events' files are not
+ * needed any more, so their modules' references go, under event_mutex
+ * (against fsm_trig_module_notify(), which puts them itself for a module
+ * that is force-unloaded meanwhile). Context: task, no lock held.
+ */
+static void fsm_trig_put_mods(void)
+{
+	struct fsm_trig *t;
+
+	mutex_lock(fsm_ks.event_mutex);
+	list_for_each_entry(t, &fsm_trigs_dead, node) {
+		module_put(t->mod);
+		t->mod = NULL;
+	}
+	mutex_unlock(fsm_ks.event_mutex);
 }
 
 /* [user][count], as stacktrace_get_trigger_ops() for the count */
@@ -785,6 +809,17 @@ static int fsm_trig_module_notify(struct notifier_block *nb,
 			trace_event_name(t->file->event_call), mod->name);
 		fsm_cmd.unreg(FSM_TRIG_NAME, t->data, t->file);
 	}
+	/*
+	 * Our own rmmod, between its unreg loop and fsm_trig_put_mods():
+	 * the triggers are off their events already; their reference goes
+	 * now, while the module's struct is still there.
+	 */
+	list_for_each_entry(t, &fsm_trigs_dead, node) {
+		if (t->mod == mod) {
+			module_put(mod);
+			t->mod = NULL;
+		}
+	}
 	mutex_unlock(fsm_ks.event_mutex);
 	return NOTIFY_DONE;
 }
@@ -867,10 +902,11 @@ void fsm_trigger_exit(void)
 	struct list_head *first;
 	struct fsm_trig *t, *n;
 
-	/* the triggers are all removed below: no module needs it any more */
-	if (fsm_trig_module_nb_on)
-		unregister_module_notifier(&fsm_trig_module_nb);
-	fsm_trig_module_nb_on = false;
+	/*
+	 * The module notifier stays until every trigger is off its event and
+	 * has put its module: a forced unload of such a module meanwhile
+	 * must still find ours (fsm_trig_module_notify()).
+	 */
 	if (fsm_cmd_on) {
 		mutex_lock(fsm_ks.event_mutex);
 		mutex_lock(fsm_ks.trigger_cmd_mutex);
@@ -901,6 +937,12 @@ void fsm_trigger_exit(void)
 		 */
 		synchronize_rcu();
 		tracepoint_synchronize_unregister();
+		fsm_trig_put_mods();
+	}
+	if (fsm_trig_module_nb_on)
+		unregister_module_notifier(&fsm_trig_module_nb);
+	fsm_trig_module_nb_on = false;
+	if (!list_empty(&fsm_trigs_dead)) {
 		list_for_each_entry_safe(t, n, &fsm_trigs_dead, node)
 			fsm_trig_release(t);
 		INIT_LIST_HEAD(&fsm_trigs_dead);
