@@ -63,9 +63,9 @@
 #define FSM_KL_TRIGGER_OPS	1
 #define FSM_KL_TRIGGER_CMD	2
 
-#if defined(FSM_KL_HAVE_event_command) && \
-	defined(FSM_KL_HAVE_event_trigger_data) && \
-	defined(FSM_KL_HAVE_event_trigger_ops) && \
+#if defined(FSM_KL_HAVE_event_command_ops) && \
+	defined(FSM_KL_HAVE_event_trigger_data_ops) && \
+	defined(FSM_KL_HAVE_event_trigger_ops_ops) && \
 	defined(FSM_KL_HAVE_enum_event_command_flags) && \
 	defined(FSM_KL_HAVE_enum_event_trigger_type) && \
 	!defined(FSM_KL_LAYOUT_MISMATCH)
@@ -86,16 +86,16 @@
 #define FSM_KL_TRIGGER_WHY FSM_KL_NOT_GENERATED
 #elif defined(FSM_KL_LAYOUT_MISMATCH)
 #define FSM_KL_TRIGGER_WHY FSM_KL_LAYOUT_MISMATCH
-#elif defined(FSM_KL_MISSING_event_command)
-#define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_event_command
-#elif defined(FSM_KL_MISSING_event_trigger_data)
-#define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_event_trigger_data
-#elif defined(FSM_KL_MISSING_event_trigger_ops)
-#define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_event_trigger_ops
 #elif defined(FSM_KL_MISSING_enum_event_command_flags)
 #define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_enum_event_command_flags
-#else
+#elif defined(FSM_KL_MISSING_enum_event_trigger_type)
 #define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_enum_event_trigger_type
+#elif defined(FSM_KL_MISSING_event_command_ops)
+#define FSM_KL_TRIGGER_WHY "neither trigger layout: " FSM_KL_MISSING_event_command_ops
+#elif defined(FSM_KL_MISSING_event_trigger_data_ops)
+#define FSM_KL_TRIGGER_WHY "neither trigger layout: " FSM_KL_MISSING_event_trigger_data_ops
+#else
+#define FSM_KL_TRIGGER_WHY "neither trigger layout: " FSM_KL_MISSING_event_trigger_ops_ops
 #endif
 #endif
 
