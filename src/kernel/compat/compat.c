@@ -22,6 +22,7 @@
 #include <linux/trace_events.h>
 #include <linux/tracefs.h>
 #include <linux/uaccess.h>
+#include <linux/utsname.h>
 
 #include "compat.h"
 #include "layouts.h"	/* generated layouts: scripts/kernel-layouts */
@@ -168,9 +169,43 @@ static void *fsm_resolve(const char *name)
 	return (void *)fsm_check_call_target(name, addr);
 }
 
+/* fsm_compat_layouts_why(): NULL, or why the layouts are not this kernel's */
+static const char *fsm_kl_why;
+
+/* Decide fsm_kl_why. Context: task (module init). */
+static void fsm_kl_check_kernel(void)
+{
+#ifdef FSM_KL_RELEASE
+	static char why[4 * (__NEW_UTS_LEN + 1) + 128];
+	const struct new_utsname *u = init_utsname();
+
+	if (!strcmp(FSM_KL_VERSION, "unknown"))
+		snprintf(why, sizeof(why),
+			 "the layouts were read from %s, of an unknown version (build number and date): they may not be this kernel's",
+			 FSM_KL_RELEASE);
+	else if (strcmp(FSM_KL_RELEASE, u->release) ||
+		 strcmp(FSM_KL_VERSION, u->version))
+		snprintf(why, sizeof(why),
+			 "the layouts were read from %s %s, this is %s %s (rebuild through the top Makefile)",
+			 FSM_KL_RELEASE, FSM_KL_VERSION, u->release, u->version);
+	else
+		return;
+	fsm_kl_why = why;
+#else
+	fsm_kl_why = "layouts not generated (build through the top Makefile)";
+#endif /* FSM_KL_RELEASE */
+}
+
+const char *fsm_compat_layouts_why(void)
+{
+	return fsm_kl_why;
+}
+
 int fsm_compat_init(bool force_debugfs)
 {
 	void *create = NULL, *remove = NULL;
+
+	fsm_kl_check_kernel();
 
 	if (FSM_HAVE_EVENTFS)
 		pr_warn("eventfs: event files are not found yet on this kernel (6.6+): no instance can be followed\n");
@@ -209,6 +244,10 @@ void fsm_compat_announce(void)
 #if !FSM_HAVE_TRACE_ITER_BITS
 	pr_warn("trace output: %s: options/sym-offset and sym-addr are not followed (offsets always shown)\n",
 		FSM_TRACE_FLAGS_WHY);
+#else
+	if (fsm_kl_why)
+		pr_warn("trace output: %s: options/sym-offset and sym-addr are not followed (offsets always shown)\n",
+			fsm_kl_why);
 #endif /* !FSM_HAVE_TRACE_ITER_BITS */
 	if (fsm_tracefs_create_file)
 		pr_info("nodes in tracefs (top level and every instance)\n");
@@ -222,6 +261,8 @@ unsigned int fsm_compat_sym_flags(int flags)
 #if FSM_HAVE_TRACE_ITER_BITS
 	unsigned int f = 0;
 
+	if (fsm_kl_why)
+		return FSM_SYM_OFFSET;
 	if (flags & FSM_TRACE_ITER_SYM_OFFSET)
 		f |= FSM_SYM_OFFSET;
 	if (flags & FSM_TRACE_ITER_SYM_ADDR)
@@ -261,6 +302,42 @@ bool fsm_compat_call_target_ok(const char *what, const void *fn)
 {
 	return fn && fsm_check_call_target(what, (unsigned long)fn) ==
 		     (unsigned long)fn;
+}
+
+const char *fsm_compat_fn_is(const char *what, const void *fn,
+			     const char *name)
+{
+	static char sym[KSYM_SYMBOL_LEN];
+	static char why[KSYM_SYMBOL_LEN + 128];
+	size_t len = strlen(name);
+
+	if (!fn) {
+		snprintf(why, sizeof(why), "%s is NULL, not %s", what, name);
+		return why;
+	}
+	/* "name+0x0/0x1c0", with " [module]" after it for module text */
+	sprint_symbol(sym, (unsigned long)fn);
+	if (strncmp(sym, name, len) || strncmp(sym + len, "+0x0/", 5) ||
+	    strchr(sym, ' ')) {
+		snprintf(why, sizeof(why), "%s is %s, not %s", what, sym, name);
+		return why;
+	}
+	if (!fsm_compat_call_target_ok(what, fn)) {
+		snprintf(why, sizeof(why), "%s (%s) cannot be called from here",
+			 what, name);
+		return why;
+	}
+	return NULL;
+}
+
+const char *fsm_compat_fns_are(const struct fsm_fn_expect *e, unsigned int n)
+{
+	const char *why = NULL;
+	unsigned int i;
+
+	for (i = 0; i < n && !why; i++)
+		why = fsm_compat_fn_is(e[i].what, e[i].fn, e[i].name);
+	return why;
 }
 
 #ifdef CONFIG_KALLSYMS

@@ -313,6 +313,53 @@ void *fsm_compat_ksym(const char *name, bool func);
 bool fsm_compat_call_target_ok(const char *what, const void *fn);
 
 /**
+ * fsm_compat_fn_is - is a kernel function pointer the function it must be?
+ * @what: the pointer, for the message ("stacktrace's reg")
+ * @fn:   a function pointer read out of a kernel structure through the
+ *        layouts of compat/layouts.h
+ * @name: the kernel function it must be ("register_trigger")
+ *
+ * The layouts are checked at build time and the kernel's version at load
+ * (fsm_compat_layouts_why()); this checks the value itself before the
+ * module calls through it (or hands it to the kernel to call): what
+ * sprint_symbol() says of @fn must be "@name+0x0/..." in the kernel
+ * proper (no module), and @fn a valid indirect-call target
+ * (fsm_compat_call_target_ok()).
+ * Context: task, module init (the message is in a static buffer).
+ * Return: NULL when it is, else why not ("stacktrace's reg is
+ * foo+0x10/0x80, not register_trigger"), valid until the next call.
+ */
+const char *fsm_compat_fn_is(const char *what, const void *fn,
+			     const char *name);
+
+/* One fsm_compat_fn_is() check: @fn read as @what must be @name. */
+struct fsm_fn_expect {
+	const char *what;
+	const void *fn;
+	const char *name;
+};
+
+/*
+ * fsm_compat_fns_are - fsm_compat_fn_is() on each of @n checks, in order.
+ * Context: as fsm_compat_fn_is(). Return: NULL, or the first failure's why.
+ */
+const char *fsm_compat_fns_are(const struct fsm_fn_expect *e, unsigned int n);
+
+/**
+ * fsm_compat_layouts_why - were the layouts read from the running kernel?
+ *
+ * scripts/kernel-layouts records the release and the full version
+ * (UTS_VERSION: build number, date, distribution version) of the kernel it
+ * read the layouts from (FSM_KL_RELEASE, FSM_KL_VERSION). Two builds of one
+ * release can differ in layout: both must equal the running kernel's
+ * (init_utsname()). Decided once by fsm_compat_init().
+ * Context: any, after fsm_compat_init().
+ * Return: NULL when they were, else why not (for dmesg: the features that
+ * rely on the layouts stay off).
+ */
+const char *fsm_compat_layouts_why(void);
+
+/**
  * fsm_compat_watch_dir - be told when subdirectories come and go.
  * @dir: directory to watch (one at a time): tracefs "instances"; the
  *       caller keeps its reference until fsm_compat_unwatch_dir()
@@ -374,8 +421,9 @@ task_work_func_t fsm_compat_kfree_task_work(void);
  * TRACE_ITER_* bits are private to kernel/trace/trace.h. Their values are
  * read at build time from the target kernel (scripts/kernel-layouts,
  * compat/layouts.h: its BTF or its source tree); when that was
- * not possible the build says why, fsm_compat_announce() says it in dmesg,
- * and symbols are printed with their offsets whatever the options are.
+ * not possible, or they were read from another kernel than the running
+ * one (fsm_compat_layouts_why()), the build or fsm_compat_announce() says
+ * why, and symbols are printed with their offsets whatever the options are.
  */
 #define FSM_SYM_OFFSET	0x1	/* options/sym-offset: func+0x1a/0x40 */
 #define FSM_SYM_ADDR	0x2	/* options/sym-addr: " <address>" after it */
