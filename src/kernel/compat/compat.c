@@ -65,11 +65,6 @@ static_assert(__same_type(&kallsyms_lookup_name,
  * Fields read by this file (see compat.h), each on the branch its probe
  * chose; a rename breaks the build here.
  */
-#if !FSM_HAVE_EVENTFS
-static_assert(__same_type(((struct trace_event_file *)NULL)->dir,
-			  struct dentry *),
-	      "trace_event_file::dir is gone (eventfs?): adapt compat.c");
-#endif /* !FSM_HAVE_EVENTFS */
 #if !FSM_HAVE_INODE_GET_CTIME_SEC
 static_assert(__same_type(((struct inode *)NULL)->i_ctime,
 			  struct timespec64),
@@ -206,9 +201,6 @@ int fsm_compat_init(bool force_debugfs)
 	void *create = NULL, *remove = NULL;
 
 	fsm_kl_check_kernel();
-
-	if (FSM_HAVE_EVENTFS)
-		pr_warn("eventfs: event files are not found yet on this kernel (6.6+): no instance can be followed\n");
 
 #ifdef CONFIG_KALLSYMS
 	fsm_kallsyms_show_value = fsm_resolve("kallsyms_show_value");
@@ -413,37 +405,6 @@ void fsm_compat_remove(struct dentry *dentry)
 		debugfs_remove(dentry);
 }
 
-#if FSM_HAVE_EVENTFS
-/*
- * eventfs (6.6+): events/SYS/EV are made on demand, trace_event_file::dir
- * is gone. Not handled yet: no instance is found, so the module does not
- * load (fsm_compat_init() says so).
- */
-struct dentry *fsm_compat_event_file_instance_dir(struct trace_event_file *file)
-{
-	return NULL;
-}
-#else
-struct dentry *fsm_compat_event_file_instance_dir(struct trace_event_file *file)
-{
-	struct dentry *d, *p;
-	int up;
-
-	/* events/SYSTEM/EVENT: three levels up is the instance directory */
-	d = dget(file->dir);
-	for (up = 0; d && up < 3; up++) {
-		if (IS_ROOT(d)) {
-			dput(d);
-			return NULL;
-		}
-		p = dget_parent(d);
-		dput(d);
-		d = p;
-	}
-	return d;
-}
-#endif /* FSM_HAVE_EVENTFS */
-
 int fsm_compat_list_subdirs(struct dentry *parent,
 			    bool (*match)(const char *name, void *arg),
 			    void *arg, struct list_head *out)
@@ -534,67 +495,6 @@ void *fsm_compat_instance_key(struct dentry *dir)
 	dput(trace);
 	return tr;
 }
-
-#if FSM_HAVE_EVENTFS
-/* eventfs: not handled yet (see fsm_compat_event_file_instance_dir()) */
-struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
-						    const char *sys,
-						    const char *ev,
-						    struct dentry **evdir)
-{
-	*evdir = NULL;
-	return NULL;
-}
-
-void fsm_compat_event_file_unlock(struct dentry *evdir)
-{
-}
-#else
-struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
-						    const char *sys,
-						    const char *ev,
-						    struct dentry **evdir)
-{
-	struct dentry *events, *sysdir, *d, *enable;
-	struct trace_event_file *file = NULL;
-
-	*evdir = NULL;
-	events = fsm_compat_lookup(inst_dir, "events");
-	sysdir = events ? fsm_compat_lookup(events, sys) : NULL;
-	d = sysdir ? fsm_compat_lookup(sysdir, ev) : NULL;
-	dput(sysdir);
-	dput(events);
-	if (!d)
-		return NULL;
-	/*
-	 * remove_event_file_dir() removes the event's directory (which takes
-	 * this inode lock) before it drops the file's last reference: while
-	 * we hold the lock and the directory is not dead, the file lives.
-	 */
-	inode_lock_shared(d_inode(d));
-	if (IS_DEADDIR(d_inode(d)) || d_unhashed(d))
-		goto out;
-	enable = fsm_compat_child(d, "enable");
-	if (!enable)
-		goto out;	/* no "enable": an event that cannot be enabled */
-	file = d_inode(enable)->i_private;
-	dput(enable);
-out:
-	if (!file) {
-		inode_unlock_shared(d_inode(d));
-		dput(d);
-		return NULL;
-	}
-	*evdir = d;
-	return file;
-}
-
-void fsm_compat_event_file_unlock(struct dentry *evdir)
-{
-	inode_unlock_shared(d_inode(evdir));
-	dput(evdir);
-}
-#endif /* FSM_HAVE_EVENTFS */
 
 unsigned long fsm_compat_symbol_size(unsigned long addr, unsigned long *start)
 {

@@ -40,25 +40,26 @@
  * writes generated/fsm_probes.h, FSM_HAVE_<PROBE> 1 or 0 (the build prints
  * which way each one went; Documentation/build.rst lists them). A new
  * kernel line adds probes and the branches that test them, here and in
- * compat.c only.
+ * the other files of compat/ only.
  *
  * Kernel data structures read here
  * --------------------------------
- * - struct trace_event_file::dir: the event's tracefs directory, used to
- *   find the instance directory that owns an event file (6.1: persistent
- *   dentries; kernels with eventfs (6.6+, FSM_HAVE_EVENTFS) need another
- *   way);
+ * - the event files of an instance: evfiles.h (6.1: through the
+ *   persistent events/SYS/EV dentries, trace_event_file::dir; eventfs
+ *   kernels, 6.6+, FSM_HAVE_EVENTFS: through the kernel's own lists under
+ *   event_mutex);
  * - struct dentry::d_subdirs / d_child: children of a tracefs directory
  *   (the hlist d_children / d_sib in 6.8+, FSM_HAVE_DENTRY_D_CHILDREN);
  * - i_private of an instance's "trace" file (its trace_array, used as an
- *   opaque key) and of events/SYS/EV/enable (the trace_event_file): read
- *   without trace_get_event_file(), whose trace_array reference makes a
- *   concurrent rmdir of the instance fail with -EBUSY;
+ *   opaque key) and, without eventfs, of events/SYS/EV/enable (the
+ *   trace_event_file): read without trace_get_event_file(), whose
+ *   trace_array reference makes a concurrent rmdir of the instance fail
+ *   with -EBUSY;
  * - struct inode::i_ctime: the change time that identifies a file's
  *   version (fileid.c, fsm_compat_inode_ctime(); behind
  *   inode_get_ctime_sec()/_nsec() in 6.7+, FSM_HAVE_INODE_GET_CTIME_SEC);
  * - the kernel symbols borrowed by name (ksyms.h) and the kernel-internal
- *   types of the trigger code (layouts.h).
+ *   types of the trigger code and of struct trace_array (layouts.h).
  * Each is guarded by a build-time check on the field's type, so a port to
  * another kernel fails to compile at the exact place to adapt.
  */
@@ -151,18 +152,6 @@ struct dentry *fsm_compat_create_dir(const char *name, struct dentry *parent);
  */
 void fsm_compat_remove(struct dentry *dentry);
 
-/**
- * fsm_compat_event_file_instance_dir - instance directory of an event file.
- * @file: a trace_event_file of any instance (events/SYS/EVENT)
- *
- * Context: task; @file must stay valid (the caller holds event_mutex or a
- * reference from trace_get_event_file()).
- * Return: the instance's tracefs directory with a reference (dput() it):
- * the tracefs root for the top-level instance, instances/NAME otherwise;
- * NULL if the layout is not the expected one.
- */
-struct dentry *fsm_compat_event_file_instance_dir(struct trace_event_file *file);
-
 /* A name collected by fsm_compat_list_subdirs(). */
 struct fsm_name {
 	struct list_head list;
@@ -234,33 +223,6 @@ struct dentry *fsm_compat_child(struct dentry *parent, const char *name);
  * Return: the key, or NULL while the instance is not populated yet.
  */
 void *fsm_compat_instance_key(struct dentry *dir);
-
-/**
- * fsm_compat_event_file_lock - an event's trace_event_file in an instance,
- * without a reference on the instance.
- * @inst_dir: the instance's tracefs directory
- * @sys:      event system
- * @ev:       event name
- * @evdir:    set to the event's directory; pass it to
- *            fsm_compat_event_file_unlock()
- *
- * Read from the i_private of events/SYS/EV/enable (6.1: the event file).
- * The event directory's inode lock is held (shared) on success: the kernel
- * removes that directory, which takes the lock, before it drops the event
- * file, so the file stays valid until the unlock. Unlike
- * trace_get_event_file() this takes no trace_array reference, so a
- * concurrent rmdir of the instance waits instead of failing with -EBUSY.
- * Nothing that takes event_mutex or trace_types_lock may be called before
- * the unlock (the removal holds them while it waits for this lock).
- * Context: task, may sleep.
- * Return: the file (locked), or NULL: no such event, or it cannot be
- * enabled (no "enable" file), or it is being removed.
- */
-struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
-						    const char *sys,
-						    const char *ev,
-						    struct dentry **evdir);
-void fsm_compat_event_file_unlock(struct dentry *evdir);
 
 /* What fsm_compat_watch_dir() reports about a subdirectory (an instance). */
 enum fsm_dir_event {

@@ -125,6 +125,42 @@
 #endif
 #endif
 
+/*
+ * struct trace_array (kernel/trace/trace.h): an instance's "options"
+ * directory and its list of event files, read on eventfs kernels only
+ * (compat/evfiles.c says why and under which lock). Offsets from the
+ * target kernel; the results are checked where they are used.
+ */
+#if defined(FSM_KL_HAVE_trace_array)
+#define FSM_HAVE_KL_TRACE_ARRAY 1
+#define FSM_KL_TRACE_ARRAY_WHY ""
+struct dentry;
+struct trace_array;
+
+static inline struct dentry **fsm_kl_tr_options(struct trace_array *tr)
+{
+	return (struct dentry **)((char *)tr + FSM_KL_trace_array__options);
+}
+
+static inline struct list_head *fsm_kl_tr_events(struct trace_array *tr)
+{
+	return (struct list_head *)((char *)tr + FSM_KL_trace_array__events);
+}
+
+static_assert(FSM_KL_trace_array__options % sizeof(void *) == 0 &&
+	      FSM_KL_trace_array__events % sizeof(void *) == 0 &&
+	      FSM_KL_trace_array__events + sizeof(struct list_head) <=
+	      FSM_KL_trace_array____SIZE,
+	      "struct trace_array: options/events offsets make no sense");
+#else
+#define FSM_HAVE_KL_TRACE_ARRAY 0
+#if defined(FSM_KL_NOT_GENERATED)
+#define FSM_KL_TRACE_ARRAY_WHY FSM_KL_NOT_GENERATED
+#else
+#define FSM_KL_TRACE_ARRAY_WHY FSM_KL_MISSING_trace_array
+#endif
+#endif /* FSM_KL_HAVE_trace_array */
+
 #if FSM_HAVE_KL_TRIGGER
 
 struct event_filter;
