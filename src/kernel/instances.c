@@ -39,6 +39,7 @@
 #include <linux/tracepoint.h>
 
 #include "compat/compat.h"
+#include "compat/evfiles.h"
 #include "compat/ksyms.h"
 #include "tracing.h"
 #include "ustack.h"

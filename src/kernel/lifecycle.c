@@ -39,7 +39,8 @@
  *   fsm_nodes_mutex -> inode locks of instances/NAME and NAME/options
  *     (tracefs_create_file());
  *   inode lock of NAME/events/SYS/EV, shared, alone (sources.c resolves
- *     the defaults through it), then fsm_mutex alone to install them.
+ *     the defaults through it; on eventfs kernels event_mutex instead,
+ *     alone: compat/evfiles.h), then fsm_mutex alone to install them.
  * Nobody takes fsm_mutex or fsm_nodes_mutex while holding a tracefs inode
  * lock, event_mutex or trace_types_lock is never taken inside them (the
  * .reg callback takes fsm_mutex inside event_mutex: the only order of

@@ -15,28 +15,35 @@
  * that instance's stackmap:stack_id file, whether or not stack_id is
  * enabled there (stacktrace needs no enable either).
  *
- * How it gets in (6.1): register_event_command() is __init and not
- * exported, and struct event_command is not in the public headers. So:
+ * How it gets in: register_event_command() is __init and not exported,
+ * and struct event_command is not in the public headers. So:
  * - the layouts are checked at build time (compat/layouts.h); without them
- *   the trigger is built out and dmesg says why at load;
+ *   the trigger is built out and dmesg says why at load. Kernels keep the
+ *   callbacks of trigger data in two places (6.1: data->ops; 6.12.113+:
+ *   the command): compat/trig_layout.h puts ours where this one looks;
+ *   nothing below depends on which;
+ * - the layouts must be the running kernel's, release and build
+ *   (fsm_compat_layouts_why()), else no trigger;
  * - the static trigger_commands list, trigger_cmd_mutex, event_mutex and
  *   the kernel's own trigger_stacktrace_cmd are found through kallsyms
- *   (compat/ksyms.c); stacktrace's command is checked (name, type, flags) and
- *   its generic callbacks are reused: parse (event_trigger_parse), unreg
- *   (unregister_trigger), set_filter (set_trigger_filter), and the init/
- *   free of its ops (event_trigger_init/event_trigger_free). Only parse
- *   and reg are wrapped: parse strips a leading "user" parameter (which the
- *   kernel's parser would take for a filter) and notes it for
- *   get_trigger_ops; reg finds our instance, prepares its map and tracks
- *   the trigger. It has no unreg_all, so "echo > trigger" (O_TRUNC) keeps
- *   stacktrace triggers, and ours too: the same rule.
+ *   (compat/ksyms.c); stacktrace's command is checked (name, type, flags,
+ *   and each callback by its symbol name, fsm_compat_fn_is()) and its
+ *   generic callbacks are reused: parse (event_trigger_parse), reg
+ *   (register_trigger), unreg (unregister_trigger), set_filter
+ *   (set_trigger_filter), and the init/free of its data
+ *   (event_trigger_init/event_trigger_free). Only parse and reg are
+ *   wrapped: parse strips a leading "user" parameter (which the kernel's
+ *   parser would take for a filter) and notes it for reg; reg finds our
+ *   instance, prepares its map and tracks the trigger. It has no
+ *   unreg_all, so "echo > trigger" (O_TRUNC) keeps stacktrace triggers,
+ *   and ours too: the same rule.
  *
  * Lifecycle (all under event_mutex, which the kernel holds around parse,
- * reg, unreg and ops->free):
+ * reg, unreg and the data's free):
  * - a registered trigger has a struct fsm_trig (its data->private_data,
  *   in place of the event file the kernel's parser put there), on
  *   fsm_trigs, holding a reference on our instance;
- * - ops->free with the last reference (unregister_trigger: "!stackmap";
+ * - the free with the last reference (unregister_trigger: "!stackmap";
  *   clear_event_triggers: rmdir of the instance) lets the kernel's free
  *   wait for running triggers (tracepoint_synchronize_unregister() in
  *   trigger_data_free()) and free the data; then fsm_trig goes;
@@ -69,11 +76,10 @@
 #include <linux/string.h>
 #include <linux/trace_events.h>
 #include <linux/tracepoint.h>
-#include <linux/utsname.h>
 
 #include "compat/compat.h"
 #include "compat/ksyms.h"
-#include "compat/layouts.h"
+#include "compat/trig_layout.h"
 #include "tracing.h"
 #include "ustack.h"
 #include "verdict.h"
@@ -83,13 +89,19 @@
 
 #if FSM_HAVE_KL_TRIGGER
 
-/* stacktrace's callbacks, reused */
-static int (*fsm_k_init)(struct fsm_kl_trigger_data *data);
-static void (*fsm_k_free)(struct fsm_kl_trigger_data *data);
+/*
+ * stacktrace's callbacks, reused, each checked by name at load
+ * (fsm_trig_resolve()): its parse and reg (the rest is in fsm_cmd), and
+ * the init and free of its data.
+ */
+static typeof_member(struct fsm_kl_command, parse) fsm_k_parse;
+static typeof_member(struct fsm_kl_command, reg) fsm_k_reg;
+static struct fsm_kl_cbs fsm_k_data;
 /* free_event_filter(), for the rmmod path (NULL: free one by one) */
 static void (*fsm_k_free_filter)(struct event_filter *filter);
 
-static struct fsm_kl_command fsm_cmd;
+/* The stackmap command (on trigger_commands) and its data's callbacks. */
+static struct fsm_kl_kind fsm_cmd;
 static bool fsm_cmd_on;		/* fsm_cmd is on trigger_commands */
 /* The trimmed frame: event_triggers_post_call() calls the trigger. */
 static struct fsm_src *fsm_trig_src;
@@ -111,6 +123,8 @@ static struct fsm_src *fsm_trig_src;
  *            (fsm_trig_judge())
  * @comp_on:  @comp is on the event's trigger list (event_mutex; read by
  *            the trigger)
+ * @user:     "stackmap:user": the user stack is requested too (set before
+ *            the data is published, then read-only)
  * @iref:     on @inst's list of events with a stackmap trigger (event_mutex):
  *            such an event is refused as a source (fsm_inst_has_trig())
  */
@@ -124,23 +138,25 @@ struct fsm_trig {
 	struct module *mod;
 	struct fsm_kl_trigger_data comp;
 	bool comp_on;
+	bool user;
 };
 
 static LIST_HEAD(fsm_trigs);
 /* rmmod: triggers off their events, freed after one grace period */
 static LIST_HEAD(fsm_trigs_dead);
 static bool fsm_trig_exiting;	/* event_mutex */
-/* "user" seen by fsm_trig_parse(), for fsm_trig_get_ops() (event_mutex) */
+/* "user" seen by fsm_trig_parse(), for fsm_trig_reg() (event_mutex) */
 static bool fsm_parse_user;
 /* fsm_trig_reg() said why it refused (event_mutex): one dmesg line */
 static bool fsm_reg_said;
 
 /*
- * Count down data->count (-1: unlimited), as stacktrace_count_trigger()
- * does, but with cmpxchg: two CPUs that both see 1 cannot both fire (and
- * wrap the count to "unlimited"), so ":N" gives exactly N records. Each
- * failed cmpxchg means another CPU took one: at most count + CPUs rounds.
- * Context: the trigger. Return: true to fire.
+ * Count down data->count (-1: unlimited, the count of every data without
+ * ":N"), as stacktrace's count does, but with cmpxchg: two CPUs that both
+ * see 1 cannot both fire (and wrap the count to "unlimited"), so ":N"
+ * gives exactly N records. Each failed cmpxchg means another CPU took
+ * one: at most count + CPUs rounds. The kernel never counts for us
+ * (compat/trig_layout.h). Context: the trigger. Return: true to fire.
  */
 static bool notrace fsm_trig_take(struct fsm_kl_trigger_data *data)
 {
@@ -253,21 +269,17 @@ static void fsm_trig_comp_free(struct fsm_kl_trigger_data *data)
 	fsm_trig_clear_slots(t);
 }
 
-static struct fsm_kl_trigger_ops fsm_vops = {
+/* The companions (command fsm_vkind.cmd: never on trigger_commands). */
+static struct fsm_kl_kind fsm_vkind;
+static const struct fsm_kl_cbs fsm_vcbs = {
 	.trigger = fsm_trig_judge,
 	.print = fsm_verdict_print_none,
 	.free = fsm_trig_comp_free,
 };
 
-/* The companion's command: never on trigger_commands. */
-static struct fsm_kl_command fsm_vcmd = {
-	.name = FSM_TRIG_NAME,
-	.trigger_type = ETT_NONE,
-	.flags = FSM_KL_CMD_FL_NEEDS_REC,
-};
-
 /*
- * One hit: check the record was kept, take one from ":N", write.
+ * One hit: check the record was kept, take one from ":N", write (with the
+ * user stack for "stackmap:user").
  * The trigger may run with preemption enabled: a uprobe event's post
  * trigger runs after the ring buffer's unlock under rcu_read_lock() only
  * (uprobe_trace_func()). fsm_record_event_to() uses per-CPU buffers and
@@ -278,69 +290,41 @@ static struct fsm_kl_command fsm_vcmd = {
  * called (FSM_CALLER(): the capture starts there, see fsm_capture()).
  * Context: the trigger (any context; rcu_read_lock or rcu_read_lock_sched).
  */
-static void notrace fsm_trig_fire(struct fsm_kl_trigger_data *data, bool user,
-				  bool counted, const struct fsm_caller *caller)
+static void notrace fsm_trig_fire(struct fsm_kl_trigger_data *data,
+				  const struct fsm_caller *caller)
 {
 	struct fsm_trig *t = data->private_data;
 
 	preempt_disable_notrace();
-	if (fsm_trig_record_kept(t) && (!counted || fsm_trig_take(data)))
-		fsm_record_event_to(t->inst, t->sid_file, fsm_trig_src, user,
+	if (fsm_trig_record_kept(t) && fsm_trig_take(data))
+		fsm_record_event_to(t->inst, t->sid_file, fsm_trig_src, t->user,
 				    caller);
 	preempt_enable_notrace();
 }
 
-static void notrace fsm_trig_kernel(struct fsm_kl_trigger_data *data,
-				    struct trace_buffer *buffer, void *rec,
-				    struct ring_buffer_event *rbe)
+/* The trigger of stackmap data, ":N" or not (fsm_trig_take()). */
+static void notrace fsm_trig_hit(struct fsm_kl_trigger_data *data,
+				 struct trace_buffer *buffer, void *rec,
+				 struct ring_buffer_event *rbe)
 {
 	struct fsm_caller caller;
 
 	FSM_CALLER(&caller);
-	fsm_trig_fire(data, false, false, &caller);
+	fsm_trig_fire(data, &caller);
 }
-NOKPROBE_SYMBOL(fsm_trig_kernel);
+NOKPROBE_SYMBOL(fsm_trig_hit);
 
-static void notrace fsm_trig_kernel_count(struct fsm_kl_trigger_data *data,
-					  struct trace_buffer *buffer, void *rec,
-					  struct ring_buffer_event *rbe)
+/*
+ * The kernel's event_trigger_print() format, "stackmap" or "stackmap:user".
+ * Context: task, event_mutex held (the trigger file's listing): @data is
+ * registered, its private_data is our struct fsm_trig.
+ */
+static int fsm_trig_print(struct seq_file *m, struct fsm_kl_trigger_data *data)
 {
-	struct fsm_caller caller;
-
-	FSM_CALLER(&caller);
-	fsm_trig_fire(data, false, true, &caller);
-}
-NOKPROBE_SYMBOL(fsm_trig_kernel_count);
-
-static void notrace fsm_trig_user(struct fsm_kl_trigger_data *data,
-				  struct trace_buffer *buffer, void *rec,
-				  struct ring_buffer_event *rbe)
-{
-	struct fsm_caller caller;
-
-	FSM_CALLER(&caller);
-	fsm_trig_fire(data, true, false, &caller);
-}
-NOKPROBE_SYMBOL(fsm_trig_user);
-
-static void notrace fsm_trig_user_count(struct fsm_kl_trigger_data *data,
-					struct trace_buffer *buffer, void *rec,
-					struct ring_buffer_event *rbe)
-{
-	struct fsm_caller caller;
-
-	FSM_CALLER(&caller);
-	fsm_trig_fire(data, true, true, &caller);
-}
-NOKPROBE_SYMBOL(fsm_trig_user_count);
-
-/* The kernel's event_trigger_print() format, "stackmap" or "stackmap:user". */
-static int fsm_trig_print_as(struct seq_file *m, struct fsm_kl_trigger_data *data,
-			     const char *name)
-{
+	struct fsm_trig *t = data->private_data;
 	long count = (long)data->count;
 
-	seq_puts(m, name);
+	seq_puts(m, t->user ? FSM_TRIG_NAME ":user" : FSM_TRIG_NAME);
 	if (count == -1)
 		seq_puts(m, ":unlimited");
 	else
@@ -352,24 +336,13 @@ static int fsm_trig_print_as(struct seq_file *m, struct fsm_kl_trigger_data *dat
 	return 0;
 }
 
-static int fsm_trig_print(struct seq_file *m, struct fsm_kl_trigger_data *data)
-{
-	return fsm_trig_print_as(m, data, FSM_TRIG_NAME);
-}
-
-static int fsm_trig_print_user(struct seq_file *m,
-			       struct fsm_kl_trigger_data *data)
-{
-	return fsm_trig_print_as(m, data, FSM_TRIG_NAME ":user");
-}
-
 static int fsm_trig_init(struct fsm_kl_trigger_data *data)
 {
-	return fsm_k_init(data);
+	return fsm_k_data.init(data);
 }
 
 /*
- * ops->free: the kernel calls it when the trigger leaves its event
+ * The data's free: the kernel calls it when the trigger leaves its event
  * ("!stackmap", rmdir of the instance, rmmod through our unreg). With the
  * last reference the kernel's free waits for running triggers and frees
  * @data; only then does our part go.
@@ -386,7 +359,7 @@ static void fsm_trig_free(struct fsm_kl_trigger_data *data)
 		list_del_init(&t->iref.node);
 		/* the companion goes too (its free clears comp_on) */
 		if (t->comp_on)
-			fsm_ks.trigger_stacktrace_cmd->unreg(FSM_TRIG_NAME, &t->comp, t->file);
+			fsm_cmd.cmd.unreg(FSM_TRIG_NAME, &t->comp, t->file);
 	}
 	if (last && fsm_trig_exiting && fsm_k_free_filter) {
 		/*
@@ -399,7 +372,7 @@ static void fsm_trig_free(struct fsm_kl_trigger_data *data)
 		list_add_tail(&t->node, &fsm_trigs_dead);
 		return;
 	}
-	fsm_k_free(data);
+	fsm_k_data.free(data);
 	if (last) {
 		fsm_trig_clear_slots(t);
 		module_put(t->mod);
@@ -431,31 +404,12 @@ static void fsm_trig_release(struct fsm_trig *t)
 	kfree(t);
 }
 
-/* [user][count], as stacktrace_get_trigger_ops() for the count */
-static struct fsm_kl_trigger_ops fsm_ops[2][2] = {
-	{
-		{ .trigger = fsm_trig_kernel, .print = fsm_trig_print,
-		  .init = fsm_trig_init, .free = fsm_trig_free },
-		{ .trigger = fsm_trig_kernel_count, .print = fsm_trig_print,
-		  .init = fsm_trig_init, .free = fsm_trig_free },
-	}, {
-		{ .trigger = fsm_trig_user, .print = fsm_trig_print_user,
-		  .init = fsm_trig_init, .free = fsm_trig_free },
-		{ .trigger = fsm_trig_user_count, .print = fsm_trig_print_user,
-		  .init = fsm_trig_init, .free = fsm_trig_free },
-	},
+static const struct fsm_kl_cbs fsm_cbs = {
+	.trigger = fsm_trig_hit,
+	.print = fsm_trig_print,
+	.init = fsm_trig_init,
+	.free = fsm_trig_free,
 };
-
-static bool fsm_ops_user(const struct fsm_kl_trigger_ops *ops)
-{
-	return ops == &fsm_ops[1][0] || ops == &fsm_ops[1][1];
-}
-
-/* Context: task, event_mutex held (trigger_data_alloc() in parse). */
-static struct fsm_kl_trigger_ops *fsm_trig_get_ops(char *cmd, char *param)
-{
-	return &fsm_ops[fsm_parse_user][param != NULL];
-}
 
 /*
  * The kernel's event_trigger_parse(), after taking a leading "user"
@@ -485,7 +439,7 @@ static int fsm_trig_parse(struct fsm_kl_command *cmd,
 			p = NULL;
 	}
 	fsm_reg_said = false;
-	ret = fsm_ks.trigger_stacktrace_cmd->parse(cmd, file, glob, cmdstr, p);
+	ret = fsm_k_parse(cmd, file, glob, cmdstr, p);
 	fsm_parse_user = false;
 	/* ":N" past unsigned long: kstrtoul()'s -ERANGE is bad input too */
 	if (ret == -ERANGE)
@@ -513,17 +467,11 @@ static void fsm_trig_comp_reg(struct fsm_trig *t)
 {
 	struct fsm_kl_trigger_data *c = &t->comp;
 
-	c->count = -1;
-	c->ref = 1;
-	c->ops = &fsm_vops;
-	c->cmd_ops = &fsm_vcmd;
-	c->private_data = t;
-	INIT_LIST_HEAD(&c->list);
-	INIT_LIST_HEAD(&c->named_list);
-	if (WARN_ON_ONCE(fsm_ks.trigger_stacktrace_cmd->reg(FSM_TRIG_NAME, c, t->file)))
+	fsm_kl_data_init(c, &fsm_vkind, t);
+	if (WARN_ON_ONCE(fsm_k_reg(FSM_TRIG_NAME, c, t->file)))
 		return;
 	/*
-	 * A kernel invariant the rmdir path relies on (6.1): register_trigger()
+	 * A kernel invariant the rmdir path relies on (6.1, 6.12): register_trigger()
 	 * adds at the head, so the companion sits right before the trigger and
 	 * clear_event_triggers() frees it first. Say it loudly if a kernel
 	 * ever orders the list otherwise.
@@ -634,7 +582,7 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 		kfree(t);
 		return PTR_ERR(inst);
 	}
-	if (fsm_ops_user(data->ops) && !fsm_ustack_enabled(inst->id)) {
+	if (fsm_parse_user && !fsm_ustack_enabled(inst->id)) {
 		pr_warn_ratelimited("%s: stackmap:user needs options/stackmap_user=1 in this instance\n",
 				    fsm_inst_label(inst));
 		fsm_reg_said = true;
@@ -656,6 +604,7 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	t->sid_file = sid;
 	t->inst = inst;
 	t->mod = mod;
+	t->user = fsm_parse_user;
 	/*
 	 * Published to the trigger by the kernel's list_add_rcu() of @data
 	 * (a release): the trigger sees t, its fields and the map.
@@ -664,7 +613,7 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	list_add(&t->node, &fsm_trigs);
 	t->iref.file = file;
 	list_add(&t->iref.node, &inst->trigs);
-	ret = fsm_ks.trigger_stacktrace_cmd->reg(glob, data, file);
+	ret = fsm_k_reg(glob, data, file);
 	if (!ret) {
 		fsm_trig_comp_reg(t);
 		return 0;
@@ -682,51 +631,61 @@ fail:
 }
 
 
+/*
+ * The kernel's stacktrace command: its name, type and flags, and each
+ * callback the stackmap command reuses or calls, checked by its symbol
+ * name before anything calls it (fsm_compat_fn_is()).
+ * Return: NULL, or why not (for dmesg).
+ */
+static const char *fsm_trig_check_stacktrace(struct fsm_kl_command *st)
+{
+	const struct fsm_fn_expect want[] = {
+		{ "stacktrace's parse", st->parse, "event_trigger_parse" },
+		{ "stacktrace's reg", st->reg, "register_trigger" },
+		{ "stacktrace's unreg", st->unreg, "unregister_trigger" },
+		{ "stacktrace's set_filter", st->set_filter, "set_trigger_filter" },
+	};
+	const char *why;
+
+	if (strcmp(st->name, "stacktrace") ||
+	    st->trigger_type != ETT_STACKTRACE ||
+	    st->flags != FSM_KL_CMD_FL_POST_TRIGGER)
+		return "trigger_stacktrace_cmd is not the stacktrace command this module knows";
+	/* none in 6.1 and 6.12: "echo > trigger" keeps stacktrace's and ours */
+	if (st->unreg_all)
+		return "stacktrace's command has an unreg_all this module does not know";
+	why = fsm_compat_fns_are(want, ARRAY_SIZE(want));
+	/* the callbacks of its data: where this kernel's layout has them */
+	return why ?: fsm_kl_stacktrace_cbs(st, &fsm_k_data);
+}
+
 /* Resolve and check everything. Return: NULL, or why not (for dmesg). */
 static const char *fsm_trig_resolve(void)
 {
-	struct fsm_kl_trigger_ops *st_ops;
-	struct fsm_kl_command *p;
+	struct fsm_kl_command *p, *st = fsm_ks.trigger_stacktrace_cmd;
 	unsigned long start, size;
 	bool listed = false;
+	const char *why;
 
 	/*
-	 * The layouts were read for FSM_KL_RELEASE. A module built without
-	 * the top Makefile (a plain "make -C KDIR M=") may carry a stale
-	 * generated header from another kernel: the static_asserts then
-	 * checked the wrong kernel.
+	 * The layouts were read for one build of one kernel. A module built
+	 * without the top Makefile (a plain "make -C KDIR M=") may carry a
+	 * stale generated header, and two builds of one release (a new
+	 * package with the same ABI) may differ: the static_asserts then
+	 * checked another kernel.
 	 */
-	if (strcmp(FSM_KL_RELEASE, init_utsname()->release)) {
-		pr_warn("no stackmap trigger: layouts generated for %s, running %s (rebuild through the top Makefile)\n",
-			FSM_KL_RELEASE, init_utsname()->release);
-		return "";
-	}
+	why = fsm_compat_layouts_why();
+	if (why)
+		return why;
 	fsm_verdict_check_temp_buffer();
 	if (!fsm_ks.trigger_commands || !fsm_ks.trigger_cmd_mutex || !fsm_ks.event_mutex ||
-	    !fsm_ks.trigger_stacktrace_cmd || !fsm_ks.find_event_file)
+	    !st || !fsm_ks.find_event_file)
 		return "kallsyms: trigger_commands, trigger_cmd_mutex, event_mutex, trigger_stacktrace_cmd or find_event_file not found";
-	if (strcmp(fsm_ks.trigger_stacktrace_cmd->name, "stacktrace") ||
-	    fsm_ks.trigger_stacktrace_cmd->trigger_type != ETT_STACKTRACE ||
-	    fsm_ks.trigger_stacktrace_cmd->flags != FSM_KL_CMD_FL_POST_TRIGGER)
-		return "trigger_stacktrace_cmd is not the stacktrace command this module knows";
-	if (!fsm_compat_call_target_ok("stacktrace parse", fsm_ks.trigger_stacktrace_cmd->parse) ||
-	    !fsm_compat_call_target_ok("stacktrace reg", fsm_ks.trigger_stacktrace_cmd->reg) ||
-	    !fsm_compat_call_target_ok("stacktrace unreg", fsm_ks.trigger_stacktrace_cmd->unreg) ||
-	    !fsm_compat_call_target_ok("stacktrace set_filter",
-				       fsm_ks.trigger_stacktrace_cmd->set_filter) ||
-	    !fsm_compat_call_target_ok("stacktrace get_trigger_ops",
-				       fsm_ks.trigger_stacktrace_cmd->get_trigger_ops))
-		return "a stacktrace callback cannot be called from here";
-	if (fsm_ks.trigger_stacktrace_cmd->unreg_all &&
-	    !fsm_compat_call_target_ok("stacktrace unreg_all",
-				       fsm_ks.trigger_stacktrace_cmd->unreg_all))
-		return "stacktrace's unreg_all cannot be called from here";
-	st_ops = fsm_ks.trigger_stacktrace_cmd->get_trigger_ops("stacktrace", NULL);
-	if (!st_ops || !fsm_compat_call_target_ok("event_trigger_init", st_ops->init) ||
-	    !fsm_compat_call_target_ok("event_trigger_free", st_ops->free))
-		return "stacktrace's trigger ops have no usable init/free";
-	fsm_k_init = st_ops->init;
-	fsm_k_free = st_ops->free;
+	why = fsm_trig_check_stacktrace(st);
+	if (why)
+		return why;
+	fsm_k_parse = st->parse;
+	fsm_k_reg = st->reg;
 	fsm_k_free_filter = fsm_ks.free_event_filter;
 	if (fsm_k_free_filter &&
 	    !fsm_compat_call_target_ok("free_event_filter", fsm_k_free_filter))
@@ -737,7 +696,7 @@ static const char *fsm_trig_resolve(void)
 	/* the list we found is the one stacktrace is on */
 	mutex_lock(fsm_ks.trigger_cmd_mutex);
 	list_for_each_entry(p, fsm_ks.trigger_commands, list)
-		listed |= p == fsm_ks.trigger_stacktrace_cmd;
+		listed |= p == st;
 	mutex_unlock(fsm_ks.trigger_cmd_mutex);
 	if (!listed)
 		return "trigger_stacktrace_cmd is not on trigger_commands";
@@ -783,7 +742,7 @@ static int fsm_trig_module_notify(struct notifier_block *nb,
 		pr_info("%s: stackmap trigger on %s:%s removed: module %s unloads (forced)\n",
 			fsm_inst_label(t->inst), t->file->event_call->class->system,
 			trace_event_name(t->file->event_call), mod->name);
-		fsm_cmd.unreg(FSM_TRIG_NAME, t->data, t->file);
+		fsm_cmd.cmd.unreg(FSM_TRIG_NAME, t->data, t->file);
 	}
 	mutex_unlock(fsm_ks.event_mutex);
 	return NOTIFY_DONE;
@@ -811,19 +770,19 @@ void fsm_trigger_init(void)
 
 	why = fsm_trig_resolve();
 	if (why) {
-		if (*why)
-			pr_warn("no stackmap trigger: %s\n", why);
+		pr_warn("no stackmap trigger: %s\n", why);
 		return;
 	}
-	fsm_cmd.name = FSM_TRIG_NAME;
-	fsm_cmd.trigger_type = type;
-	fsm_cmd.flags = FSM_KL_CMD_FL_POST_TRIGGER;
-	fsm_cmd.parse = fsm_trig_parse;
-	fsm_cmd.reg = fsm_trig_reg;
-	fsm_cmd.unreg = fsm_ks.trigger_stacktrace_cmd->unreg;
-	fsm_cmd.unreg_all = fsm_ks.trigger_stacktrace_cmd->unreg_all;	/* NULL in 6.1 */
-	fsm_cmd.set_filter = fsm_ks.trigger_stacktrace_cmd->set_filter;
-	fsm_cmd.get_trigger_ops = fsm_trig_get_ops;
+	fsm_kl_kind_init(&fsm_cmd, FSM_TRIG_NAME, type,
+			 FSM_KL_CMD_FL_POST_TRIGGER, &fsm_cbs);
+	fsm_kl_kind_listed(&fsm_cmd);
+	fsm_cmd.cmd.parse = fsm_trig_parse;
+	fsm_cmd.cmd.reg = fsm_trig_reg;
+	/* checked by fsm_trig_check_stacktrace(); no unreg_all (as there) */
+	fsm_cmd.cmd.unreg = fsm_ks.trigger_stacktrace_cmd->unreg;
+	fsm_cmd.cmd.set_filter = fsm_ks.trigger_stacktrace_cmd->set_filter;
+	fsm_kl_kind_init(&fsm_vkind, FSM_TRIG_NAME, ETT_NONE,
+			 FSM_KL_CMD_FL_NEEDS_REC, &fsm_vcbs);
 
 	/*
 	 * Before the first trigger can be set (fsm_trig_module_notify()),
@@ -844,7 +803,7 @@ void fsm_trigger_init(void)
 	if (!why && !fsm_trig_module_nb_on)
 		why = "no module notifier";
 	if (!why) {
-		list_add(&fsm_cmd.list, fsm_ks.trigger_commands);
+		list_add(&fsm_cmd.cmd.list, fsm_ks.trigger_commands);
 		fsm_cmd_on = true;
 	}
 	mutex_unlock(fsm_ks.trigger_cmd_mutex);
@@ -874,7 +833,7 @@ void fsm_trigger_exit(void)
 	if (fsm_cmd_on) {
 		mutex_lock(fsm_ks.event_mutex);
 		mutex_lock(fsm_ks.trigger_cmd_mutex);
-		list_del_init(&fsm_cmd.list);
+		list_del_init(&fsm_cmd.cmd.list);
 		fsm_cmd_on = false;
 		mutex_unlock(fsm_ks.trigger_cmd_mutex);
 		/*
@@ -887,7 +846,7 @@ void fsm_trigger_exit(void)
 		while (!list_empty(&fsm_trigs)) {
 			first = fsm_trigs.next;
 			t = list_entry(first, struct fsm_trig, node);
-			fsm_cmd.unreg(FSM_TRIG_NAME, t->data, t->file);
+			fsm_cmd.cmd.unreg(FSM_TRIG_NAME, t->data, t->file);
 			if (WARN_ON_ONCE(fsm_trigs.next == first))
 				list_del_init(first);	/* not found: leak */
 		}
