@@ -420,6 +420,25 @@ static inline void fsm_compat_inode_ctime(const struct inode *inode,
 #endif /* FSM_HAVE_INODE_GET_CTIME_SEC */
 }
 
+/**
+ * fsm_compat_file_path - the path of a mapped file as its users see it.
+ * @file: a file (a vma's vm_file, a reference held)
+ *
+ * A file that overlayfs maps is, on 6.8+, a backing file: its f_path is
+ * the real file's (a path inside the upper or lower layer), and the path
+ * /proc/PID/maps shows is file_user_path() (FSM_HAVE_FILE_USER_PATH). On
+ * 6.1 overlayfs opened the real file with the overlay path as its f_path.
+ * Context: any. Return: the path (valid while @file is).
+ */
+static inline const struct path *fsm_compat_file_path(const struct file *file)
+{
+#if FSM_HAVE_FILE_USER_PATH
+	return file_user_path(file);
+#else
+	return &file->f_path;
+#endif /* FSM_HAVE_FILE_USER_PATH */
+}
+
 /*
  * FSM_NO_LLSEEK - the .llseek of a node that cannot seek (the options/
  * files: one value, read and written whole): no_llseek where the kernel
