@@ -124,6 +124,28 @@ static unsigned long fsm_kprobe_lookup(const char *name)
 }
 #endif /* CONFIG_KPROBES */
 
+#if defined(CONFIG_X86_KERNEL_IBT)
+/*
+ * The instruction at @addr: 1 for ENDBR64, -1 for the poison that
+ * apply_seal_endbr() writes over the ENDBR of a function nothing calls
+ * indirectly (with IBT on, an indirect call there faults with #CP), 0 for
+ * anything else or an unreadable address. The kernel's is_endbr() takes
+ * the poison for an ENDBR (it is the kprobe and ftrace test "is this a
+ * function's first instruction"), and 7.x made it out of line and did not
+ * export it; gen_endbr() and gen_endbr_poison() are inline in every line.
+ */
+static int fsm_endbr_at(unsigned long addr)
+{
+	u32 insn;
+
+	if (copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)))
+		return 0;
+	if (insn == gen_endbr())
+		return 1;
+	return insn == gen_endbr_poison() ? -1 : 0;
+}
+#endif /* CONFIG_X86_KERNEL_IBT */
+
 /*
  * With indirect branch tracking, check that @addr (or @addr - 4 when the
  * kprobe skipped the marker) is a valid indirect-call target.
@@ -132,16 +154,21 @@ static unsigned long fsm_kprobe_lookup(const char *name)
 static unsigned long fsm_check_call_target(const char *name, unsigned long addr)
 {
 #if FSM_HAVE_IBT
+#if defined(CONFIG_X86_KERNEL_IBT)
+	int at = fsm_endbr_at(addr), before = fsm_endbr_at(addr - 4);
+
+	if (at > 0)
+		return addr;
+	if (before > 0)
+		return addr - 4;
+	if (at < 0 || before < 0) {
+		pr_warn("%s at %pS: its ENDBR is sealed (never called indirectly): not using it\n",
+			name, (void *)addr);
+		return 0;
+	}
+#else
 	u32 insn;
 
-#if defined(CONFIG_X86_KERNEL_IBT)
-	if (!copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)) &&
-	    is_endbr(insn))
-		return addr;
-	if (!copy_from_kernel_nofault(&insn, (void *)(addr - 4), sizeof(insn)) &&
-	    is_endbr(insn))
-		return addr - 4;
-#else
 	/* arm64: BTI c (0xd503245f), BTI jc (0xd50324df), PACIASP (0xd503233f) */
 	if (!copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)) &&
 	    (insn == 0xd503245f || insn == 0xd50324df || insn == 0xd503233f))

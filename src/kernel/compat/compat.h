@@ -15,7 +15,9 @@
  * are offered with the same layout under debugfs
  * (/sys/kernel/debug/ftrace_stackmap/), and dmesg says so once. With
  * indirect branch tracking (x86 IBT, arm64 BTI) the resolved address must be
- * a valid indirect-call target (ENDBR64 / BTI c / PACIASP) or it is refused.
+ * a valid indirect-call target (ENDBR64 / BTI c / PACIASP) or it is refused
+ * (also an ENDBR the kernel sealed at boot because nothing calls the
+ * function indirectly: an indirect call there faults).
  * The pointers are declared with typeof() of the real prototypes, so a
  * signature change breaks the build instead of a cast silently lying
  * ("canary" checks, see compat.c).
