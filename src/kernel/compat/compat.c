@@ -233,9 +233,18 @@ int fsm_compat_init(bool force_debugfs)
 	fsm_kallsyms_show_value = fsm_resolve("kallsyms_show_value");
 	fsm_kallsyms_lookup_name = fsm_resolve("kallsyms_lookup_name");
 #endif /* CONFIG_KALLSYMS */
+	/* through the export where the kernel has one (7.x: create only) */
 	if (!force_debugfs) {
+#if FSM_HAVE_TRACEFS_CREATE_FILE_EXPORT
+		create = tracefs_create_file;
+#else
 		create = fsm_resolve("tracefs_create_file");
+#endif /* FSM_HAVE_TRACEFS_CREATE_FILE_EXPORT */
+#if FSM_HAVE_TRACEFS_REMOVE_EXPORT
+		remove = tracefs_remove;
+#else
 		remove = create ? fsm_resolve("tracefs_remove") : NULL;
+#endif /* FSM_HAVE_TRACEFS_REMOVE_EXPORT */
 	}
 	if (create && remove) {
 		fsm_tracefs_create_file = create;
@@ -374,7 +383,16 @@ static bool fsm_show_kaddr_fallback(const struct file *file)
 	len = snprintf(buf, sizeof(buf), "%pK", file);
 	if (len > 0 && strspn(buf, "0") == (size_t)len)
 		return false;
+#if FSM_HAVE_HAS_CAPABILITY_NOAUDIT
 	return has_capability_noaudit(current, CAP_SYSLOG);
+#else
+	/*
+	 * Not exported (7.x): the same question on current's subjective
+	 * credentials, which at open are the opener's (the ones "%pK" asks
+	 * about too). It marks the task PF_SUPERPRIV when it says yes.
+	 */
+	return ns_capable_noaudit(&init_user_ns, CAP_SYSLOG);
+#endif /* FSM_HAVE_HAS_CAPABILITY_NOAUDIT */
 }
 #endif /* CONFIG_KALLSYMS */
 
@@ -486,7 +504,13 @@ struct dentry *fsm_compat_lookup(struct dentry *parent, const char *name)
 {
 	struct dentry *d;
 
+#if FSM_HAVE_LOOKUP_NOPERM_UNLOCKED
+	struct qstr q = QSTR_INIT(name, strlen(name));
+
+	d = lookup_noperm_unlocked(&q, parent);
+#else
 	d = lookup_one_len_unlocked(name, parent, strlen(name));
+#endif /* FSM_HAVE_LOOKUP_NOPERM_UNLOCKED */
 	if (IS_ERR(d))
 		return NULL;
 	if (!simple_positive(d)) {
@@ -496,11 +520,30 @@ struct dentry *fsm_compat_lookup(struct dentry *parent, const char *name)
 	return d;
 }
 
+/*
+ * @parent's child @name (@len bytes) from the dcache: no lock taken, no
+ * sleep, the filesystem never asked. The name is copied, as both lookups
+ * write the hash into the qstr they are given.
+ * Return: the dentry with a reference, NULL or an ERR_PTR.
+ */
+static struct dentry *fsm_dcache_lookup(struct dentry *parent,
+					const unsigned char *name,
+					unsigned int len)
+{
+	struct qstr q = QSTR_INIT(name, len);
+
+#if FSM_HAVE_TRY_LOOKUP_NOPERM
+	return try_lookup_noperm(&q, parent);
+#else
+	return d_hash_and_lookup(parent, &q);
+#endif /* FSM_HAVE_TRY_LOOKUP_NOPERM */
+}
+
 struct dentry *fsm_compat_child(struct dentry *parent, const char *name)
 {
-	struct qstr q = QSTR_INIT(name, strlen(name));
-	struct dentry *d = d_hash_and_lookup(parent, &q);
+	struct dentry *d;
 
+	d = fsm_dcache_lookup(parent, (const unsigned char *)name, strlen(name));
 	if (IS_ERR_OR_NULL(d))
 		return NULL;
 	if (!simple_positive(d)) {
@@ -560,7 +603,7 @@ static bool fsm_fsn_mkdir_done(struct inode *dir, const struct qstr *name)
 
 	if (dir != d_inode(fsm_fsn_dir))
 		return false;
-	d = d_hash_and_lookup(fsm_fsn_dir, (struct qstr *)name);
+	d = fsm_dcache_lookup(fsm_fsn_dir, name->name, name->len);
 	if (IS_ERR_OR_NULL(d))
 		return false;
 	done = simple_positive(d) && fsm_compat_instance_key(d);

@@ -8,7 +8,10 @@
  *
  * Non-exported symbols
  * --------------------
- * tracefs_create_file() and tracefs_remove() are not exported (6.1). They
+ * tracefs_create_file() and tracefs_remove() are not exported (6.1, 6.12;
+ * 7.x exports tracefs_create_file() only: called through the export where
+ * the probes tracefs_create_file_export / tracefs_remove_export say so).
+ * Otherwise they
  * are resolved once, at load, through a kprobe (register_kprobe() on the
  * name, read .addr, unregister: the technique lttng-modules uses), cached,
  * and every failure is reported once and degrades: without them the nodes
@@ -195,7 +198,8 @@ struct dentry *fsm_compat_lookup(struct dentry *parent, const char *name);
  * needs CAP_SYSLOG in the initial user namespace (checked on the opener's
  * credentials, without audit); kptr_restrict 2 hides them from everyone.
  * Without the resolved symbol: CAP_SYSLOG of the opening task
- * (has_capability_noaudit()) and what "%pK" shows it (zeros when
+ * (has_capability_noaudit(), or where it is not exported (7.x)
+ * ns_capable_noaudit() on current's credentials) and what "%pK" shows it (zeros when
  * kptr_restrict is 2, or 1 and the task's euid/egid differ from its
  * uid/gid): never more permissive than kallsyms.
  * Context: task (the open of @file, current is the opener).
@@ -208,7 +212,9 @@ bool fsm_compat_show_kaddr(const struct file *file);
  * @parent: tracefs directory (its children are pinned in the dcache)
  * @name:   child name
  *
- * Takes no inode lock (usable with the parent's inode lock held).
+ * Takes no inode lock (usable with the parent's inode lock held):
+ * d_hash_and_lookup(), or try_lookup_noperm() where the former is not
+ * exported (7.x, whose try_lookup_noperm() needs no lock).
  * Context: task or atomic. Return: the child with a reference, or NULL.
  */
 struct dentry *fsm_compat_child(struct dentry *parent, const char *name);
