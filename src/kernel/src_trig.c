@@ -118,7 +118,7 @@ struct fsm_src_trig {
  * Disarming them while pairs are linked, then removing an instance, leaves
  * the kernel's own clear_event_triggers() to take our data off. For each
  * data it calls trace_event_trigger_enable_disable(file, 0) before
- * ops->free: a tm_ref we never took. Our data are linked at the tail,
+ * the data's free: a tm_ref we never took. Our data are linked at the tail,
  * after the triggers added before them and after the ordinary triggers
  * added later (register_trigger() adds at the head); hist triggers
  * (hist_trigger_enable()) and eprobe triggers (enable_eprobe()) also add
@@ -232,7 +232,7 @@ NOKPROBE_SYMBOL(fsm_srct_post);
 
 /*
  * The judge's print: nothing, or the kernel's header for an empty list
- * when our pair is all the event has (trigger_show() of 6.1).
+ * when our pair is all the event has (trigger_show() of 6.1 and 6.12).
  * Context: task, event_mutex held (the trigger file's seq_start).
  */
 static int fsm_srct_print(struct seq_file *m, struct fsm_kl_trigger_data *data)

@@ -384,7 +384,7 @@ static void fsm_trig_free(struct fsm_kl_trigger_data *data)
 }
 
 /*
- * The rest of 6.1's trigger_data_free() (kernel/trace/trace_events_
+ * The rest of the kernel's trigger_data_free() (kernel/trace/trace_events_
  * trigger.c) for a trigger fsm_trig_free() queued at rmmod: its filter
  * (set_trigger_filter(NULL): free_event_filter() and filter_str), the
  * data, then our part.

@@ -45,6 +45,10 @@
 #define FSM_KL_ORIGIN "none"
 #define FSM_KL_NOT_GENERATED "layouts not generated (build through the top Makefile)"
 #endif
+#if defined(FSM_KL_RELEASE) && !defined(FSM_KL_VERSION)
+/* a header of an older scripts/kernel-layouts: the version is not known */
+#define FSM_KL_VERSION "unknown"
+#endif
 
 /*
  * The trigger interface of this kernel, one of:
