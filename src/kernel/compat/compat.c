@@ -32,6 +32,7 @@
  * instruction. Decided at build time from the kernel configuration.
  */
 #if defined(CONFIG_X86_KERNEL_IBT)
+#include <asm/cpufeature.h>
 #include <asm/ibt.h>
 #define FSM_HAVE_IBT 1
 #elif defined(CONFIG_ARM64_BTI_KERNEL)
@@ -162,7 +163,16 @@ static unsigned long fsm_check_call_target(const char *name, unsigned long addr)
 	if (before > 0)
 		return addr - 4;
 	if (at < 0 || before < 0) {
-		pr_warn("%s at %pS: its ENDBR is sealed (never called indirectly): not using it\n",
+		/*
+		 * The kernel seals at boot whatever the CPU (6.12 and 7.x
+		 * seal kallsyms_lookup_name, kallsyms_show_value and
+		 * tracefs_remove): the poison is a NOP, harmless while the
+		 * CPU does not enforce IBT (no IBT, or ibt=off), fatal once
+		 * it does.
+		 */
+		if (!cpu_feature_enabled(X86_FEATURE_IBT))
+			return at < 0 ? addr : addr - 4;
+		pr_warn("%s at %pS: its ENDBR is sealed (never called indirectly) and IBT is on: not using it\n",
 			name, (void *)addr);
 		return 0;
 	}

@@ -19,8 +19,10 @@
  * (/sys/kernel/debug/ftrace_stackmap/), and dmesg says so once. With
  * indirect branch tracking (x86 IBT, arm64 BTI) the resolved address must be
  * a valid indirect-call target (ENDBR64 / BTI c / PACIASP) or it is refused
- * (also an ENDBR the kernel sealed at boot because nothing calls the
- * function indirectly: an indirect call there faults).
+ * (an ENDBR the kernel sealed at boot, because nothing calls the function
+ * indirectly, is a NOP that faults once the CPU enforces IBT: such a
+ * target is refused while IBT is on; 6.12 and 7.x seal kallsyms_lookup_name,
+ * kallsyms_show_value and tracefs_remove).
  * The pointers are declared with typeof() of the real prototypes, so a
  * signature change breaks the build instead of a cast silently lying
  * ("canary" checks, see compat.c).
