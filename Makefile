@@ -7,6 +7,8 @@
 #   make ARCH=arm64      cross-build against Debian's arm64 kernel (scripts/kdir arm64)
 #   make KERNEL=trixie   Debian 13's 6.12 (also trixie-arm64, trixie-debug): built
 #                        inside the trixie root (scripts/trixie-root)
+#   make KERNEL=backports  trixie-backports' newest kernel (7.x today; also
+#                        backports-arm64), in scripts/trixie-root --suite backports
 #   make check           every test (README "Tests"); ends "N passed, N failed"
 #   make demo            the module working in a QEMU guest (README "Demo")
 #   make bench           benchmarks, name=value lines
@@ -34,6 +36,22 @@ ifneq ($(filter trixie trixie-arm64 trixie-debug,$(KERNEL)),)
     ARCH ?= arm64
     export ARCH
     FSM_CC ?= aarch64-linux-gnu-gcc-14
+  endif
+endif
+# KERNEL=backports|backports-arm64: the newest kernel of trixie-backports,
+# built in its root (the trixie root while Debian builds it with trixie's
+# gcc: scripts/trixie-root --help); the arm64 cross gcc is the gcc-N its
+# headers name, resolved from the archive.
+ifneq ($(filter backports backports-arm64,$(KERNEL)),)
+  ifeq ($(FSM_IN_TRIXIE_ROOT),)
+    FSM_INROOT = $(CURDIR_ABS)/scripts/trixie-root --suite backports --run -- env
+  endif
+  ifeq ($(KERNEL),backports-arm64)
+    ARCH ?= arm64
+    export ARCH
+    ifeq ($(origin FSM_CC),undefined)
+      FSM_CC := aarch64-linux-gnu-$(shell $(CURDIR_ABS)/scripts/kernel-backports --print-gcc)
+    endif
   endif
 endif
 

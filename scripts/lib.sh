@@ -175,7 +175,40 @@ fsm_arm64_abi() {
 # kernels of the trixie* flavours (scripts/kernel-trixie) are resolved and
 # downloaded through it. FSM_DEBIAN_MIRROR / FSM_DEBIAN_SECURITY_MIRROR
 # override the mirrors.
+#
+# The same helpers serve the other suites a kernel comes from, one apt
+# state each (fsm_deb_suite picks it; trixie is the default):
+#   trixie     trixie + trixie-security      $FSM_CACHE/apt-trixie
+#   backports  trixie-backports only         $FSM_CACHE/apt-backports
+#   sid        sid (unstable) only           $FSM_CACHE/apt-sid
+# backports alone in its sources: with trixie beside it, apt's candidate for
+# linux-image-amd64 would be trixie's (backports has priority 100).
+FSM_DEB_SUITE=trixie
 FSM_TRIXIE_APT=$FSM_CACHE/apt-trixie
+# fsm_deb_suite trixie|backports|sid: the suite the fsm_trixie_* helpers
+# below resolve and download from (their apt state and sources).
+fsm_deb_suite() {
+	case $1 in
+	trixie | backports | sid) ;;
+	*) fsm_die "unknown Debian suite '$1' (trixie, backports or sid)" ;;
+	esac
+	FSM_DEB_SUITE=$1
+	FSM_TRIXIE_APT=$FSM_CACHE/apt-$1
+}
+# the sources.list lines of the suite in use
+fsm_deb_sources() {
+	local mirror=${FSM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+	local sec=${FSM_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+	local keys=/usr/share/keyrings/debian-archive-keyring.gpg
+	case $FSM_DEB_SUITE in
+	trixie)
+		printf '%s\n' "deb [signed-by=$keys] $mirror trixie main" \
+			"deb [signed-by=$keys] $sec trixie-security main"
+		;;
+	backports) printf '%s\n' "deb [signed-by=$keys] $mirror trixie-backports main" ;;
+	sid) printf '%s\n' "deb [signed-by=$keys] $mirror sid main" ;;
+	esac
+}
 fsm_trixie_apt_opts() {
 	printf '%s\n' -o APT::Architecture=amd64 \
 		-o APT::Architectures::=amd64 -o APT::Architectures::=arm64 \
@@ -208,30 +241,30 @@ fsm_trixie_lists() {
 	fi
 }
 fsm_trixie_apt_update() {
-	local opts mirror=${FSM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-	local sec=${FSM_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
-	local keys=/usr/share/keyrings/debian-archive-keyring.gpg
+	local opts
 	mapfile -t opts < <(fsm_trixie_apt_opts)
 	mkdir -p "$FSM_TRIXIE_APT/lists/partial" "$FSM_TRIXIE_APT/cache/archives/partial" \
 		"$FSM_TRIXIE_APT/empty"
 	[ -e "$FSM_TRIXIE_APT/status" ] || : >"$FSM_TRIXIE_APT/status"
-	printf '%s\n' "deb [signed-by=$keys] $mirror trixie main" \
-		"deb [signed-by=$keys] $sec trixie-security main" >"$FSM_TRIXIE_APT/sources.list"
+	fsm_deb_sources >"$FSM_TRIXIE_APT/sources.list"
 	chown -R _apt "$FSM_TRIXIE_APT/lists" "$FSM_TRIXIE_APT/cache" 2>/dev/null || true
-	fsm_log "apt-get update (trixie lists in $FSM_TRIXIE_APT)"
-	apt-get "${opts[@]}" update -qq >&2 || fsm_die "apt-get update for trixie failed"
+	fsm_log "apt-get update ($FSM_DEB_SUITE lists in $FSM_TRIXIE_APT)"
+	apt-get "${opts[@]}" update -qq >&2 || fsm_die "apt-get update for $FSM_DEB_SUITE failed"
 	touch "$FSM_TRIXIE_APT/lists/.fsm-updated"
 }
 
 # fsm_trixie_abi amd64|arm64: the ABI ("6.12.57+deb13-amd64") of Debian 13's
 # kernel, from the meta package linux-image-ARCH: apt's candidate over
-# trixie and trixie-security, i.e. the newest of the two. The arm64 ABI must
+# trixie and trixie-security, i.e. the newest of the two (of the suite
+# fsm_deb_suite chose: trixie-backports' newest, sid's). The arm64 ABI must
 # be the amd64 one with -arm64 (the same kernel version on both
-# architectures). FSM_TRIXIE_ABI (amd64's) overrides, for experiments only.
+# architectures). FSM_TRIXIE_ABI (amd64's; FSM_BACKPORTS_ABI, FSM_SID_ABI
+# for the other suites) overrides, for experiments only.
 fsm_trixie_abi() {
 	local arch=$1 ver deps abi key memo=$FSM_TRIXIE_APT/abi-$1.memo
-	if [ -n "${FSM_TRIXIE_ABI:-}" ]; then
-		printf '%s\n' "${FSM_TRIXIE_ABI%-amd64}-$arch"
+	local ovr=FSM_${FSM_DEB_SUITE^^}_ABI
+	if [ -n "${!ovr:-}" ]; then
+		printf '%s\n' "${!ovr%-amd64}-$arch"
 		return
 	fi
 	# apt-cache takes seconds: remember the answer until the lists change.
@@ -244,7 +277,7 @@ fsm_trixie_abi() {
 	ver=$(fsm_trixie_apt apt-cache policy "linux-image-$arch:$arch" 2>/dev/null |
 		sed -n 's/^ *Candidate: *//p')
 	[ -n "$ver" ] && [ "$ver" != "(none)" ] ||
-		fsm_die "no trixie candidate for linux-image-$arch (lists in $FSM_TRIXIE_APT)"
+		fsm_die "no $FSM_DEB_SUITE candidate for linux-image-$arch (lists in $FSM_TRIXIE_APT)"
 	deps=$(fsm_trixie_apt apt-cache show "linux-image-$arch:$arch=$ver" |
 		awk '/^Depends: / && !n++ { sub(/^Depends: /, ""); print }')
 	abi=$(printf '%s\n' "$deps" | tr ',|' '\n' |
@@ -266,7 +299,19 @@ fsm_trixie_version() {
 	fi
 	ver=$(fsm_trixie_apt apt-cache show "linux-image-$abi:amd64" |
 		awk '/^Version: / { v = $2 } END { print v }')
-	[ -n "$ver" ] || fsm_die "no version of linux-image-$abi in the trixie lists"
+	[ -n "$ver" ] || fsm_die "no version of linux-image-$abi in the $FSM_DEB_SUITE lists"
 	printf '%s\n%s\n' "$key" "$ver" >"$memo.$$" && mv -f "$memo.$$" "$memo"
 	printf '%s\n' "$ver"
+}
+# fsm_deb_host_gcc ABI: the compiler Debian built the amd64 kernel ABI
+# with, from its headers package's dependency gcc-N-for-host ("gcc-14"):
+# the build root of that suite must have gcc-N and g++-N.
+fsm_deb_host_gcc() {
+	local abi=$1 ver gcc
+	ver=$(fsm_trixie_version "$abi")
+	gcc=$(fsm_trixie_apt apt-cache show "linux-headers-$abi:amd64=$ver" 2>/dev/null |
+		awk '/^Depends: / && !n++ { sub(/^Depends: /, ""); print }' | tr ',|' '\n' |
+		sed -n 's/^ *\(gcc-[0-9][0-9]*\)-for-host\( .*\)\{0,1\}$/\1/p' | sed -n 1p)
+	[ -n "$gcc" ] || fsm_die "linux-headers-$abi names no gcc-N-for-host ($FSM_DEB_SUITE)"
+	printf '%s\n' "$gcc"
 }

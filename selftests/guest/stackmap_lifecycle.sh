@@ -28,9 +28,9 @@
 # debugfs cycles reuse quarantine noid races coming). Under TCG a
 # stock-kernel instance (about 2,000 event directories) costs more than a
 # second to make and remove, so make check runs these sizes (the debug
-# kernels, debug and arm64-debug: 10, 5, 5 and 5 for NODES, MKRACE, DBG and
-# CYCLES, and no part reuse: part noid checks a reused id; no part noid
-# either on those two); the sizes of
+# kernels, debug, arm64-debug and trixie-debug: 10, 5, 5 and 5 for NODES,
+# MKRACE, DBG and CYCLES, and no part reuse: part noid checks a reused id;
+# no part noid either on those); the sizes of
 # issue 8 (FSM_LC_NODES=200 FSM_LC_CYCLES=500 FSM_LC_REUSE=1000
 # FSM_LC_RACES=20) take about 40 minutes on the stock guest.
 export KO=${1:-}
@@ -43,10 +43,11 @@ MKRACE=${FSM_LC_MKRACE:-20}
 DBG=${FSM_LC_DBG:-20}
 CYCLES=${FSM_LC_CYCLES:-60}
 REUSE=${FSM_LC_REUSE:-100}
-# FSM_LC_QUICK=1 (the default on the debug kernels; scripts/check sets it
+# FSM_LC_QUICK=1 (the default on the debug kernels, trixie-debug too;
+# scripts/check sets it
 # for the arm64 stock guest, where the suite runs once for arm64): every
 # part but reuse, each a few times.
-case ${FSM_VM_KERNEL:-} in debug | arm64-debug) FSM_LC_QUICK=${FSM_LC_QUICK:-1} ;; esac
+case ${FSM_VM_KERNEL:-} in debug | arm64-debug | trixie-debug) FSM_LC_QUICK=${FSM_LC_QUICK:-1} ;; esac
 if [ "${FSM_LC_QUICK:-0}" = 1 ]; then
 	# KASAN and lockdep make an instance cost about 4 s under TCG (with
 	# events='*' defaults, 9 s a cycle): measured per part, 2026-11-22,
@@ -70,7 +71,7 @@ if [ "${FSM_LC_QUICK:-0}" = 1 ]; then
 	# quarantine: the removed instance's id is reused once its pending
 	# walk ran) and every instance made and removed under KASAN.
 	case ${FSM_VM_KERNEL:-} in
-	debug | arm64-debug)
+	debug | arm64-debug | trixie-debug)
 		PARTS=${FSM_LC_PARTS:-nodes mkrace debugfs cycles quarantine races coming} ;;
 	esac
 fi

@@ -42,7 +42,7 @@ static int __init fsm_tp_init(void)
 
 static void __exit fsm_tp_exit(void)
 {
-	del_timer_sync(&fsm_tp_timer);
+	timer_delete_sync(&fsm_tp_timer);
 }
 
 module_init(fsm_tp_init);

@@ -235,7 +235,8 @@ static struct fsm_fid *fsm_fid_victim(u64 id)
 
 /*
  * A new entry's description, made before fsm_fid_lock is taken: the path
- * (d_path on a per-CPU buffer, cut to FSM_FID_PATH) and the build-id.
+ * users see (d_path of fsm_compat_file_path() on a per-CPU buffer, cut to
+ * FSM_FID_PATH) and the build-id.
  */
 struct fsm_fid_desc {
 	u8 bid_state;
@@ -250,7 +251,7 @@ static void fsm_fid_describe(struct file *file, struct fsm_fid_desc *d)
 
 	/* d_path does not sleep: no preemption while the buffer is ours */
 	buf = get_cpu_ptr(fsm_fid_pathbuf);
-	p = d_path(&file->f_path, buf, PATH_MAX);
+	p = d_path(fsm_compat_file_path(file), buf, PATH_MAX);
 	strscpy(d->path, IS_ERR(p) ? "?" : p, sizeof(d->path));
 	put_cpu_ptr(fsm_fid_pathbuf);
 	d->bid_state = fsm_fid_read_build_id(file, d->bid, &d->bid_len);

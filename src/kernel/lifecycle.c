@@ -127,7 +127,7 @@ static DECLARE_DELAYED_WORK(fsm_retry_work, fsm_retry_workfn);
 void fsm_inst_kick_worker(void)
 {
 	if (READ_ONCE(fsm_worker_on))
-		queue_work(system_wq, &fsm_sync_work);
+		schedule_work(&fsm_sync_work);
 }
 
 /*

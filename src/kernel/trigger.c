@@ -46,7 +46,8 @@
  * - the free with the last reference (unregister_trigger: "!stackmap";
  *   clear_event_triggers: rmdir of the instance) lets the kernel's free
  *   wait for running triggers (tracepoint_synchronize_unregister() in
- *   trigger_data_free()) and free the data; then fsm_trig goes;
+ *   trigger_data_free(); 7.x frees the data later from a kthread, and the
+ *   wait is fsm_kl_data_free_wait()) and free the data; then fsm_trig goes;
  * - rmmod (fsm_trigger_exit()): under event_mutex, the command leaves
  *   trigger_commands first (under trigger_cmd_mutex: no new "stackmap"
  *   can be parsed, and event_mutex is held throughout, so none was parsed
@@ -374,6 +375,7 @@ static void fsm_trig_free(struct fsm_kl_trigger_data *data)
 	}
 	fsm_k_data.free(data);
 	if (last) {
+		fsm_kl_data_free_wait();	/* 7.x frees @data later */
 		fsm_trig_clear_slots(t);
 		module_put(t->mod);
 		fsm_inst_put(t->inst);

@@ -32,6 +32,7 @@
  * instruction. Decided at build time from the kernel configuration.
  */
 #if defined(CONFIG_X86_KERNEL_IBT)
+#include <asm/cpufeature.h>
 #include <asm/ibt.h>
 #define FSM_HAVE_IBT 1
 #elif defined(CONFIG_ARM64_BTI_KERNEL)
@@ -124,6 +125,28 @@ static unsigned long fsm_kprobe_lookup(const char *name)
 }
 #endif /* CONFIG_KPROBES */
 
+#if defined(CONFIG_X86_KERNEL_IBT)
+/*
+ * The instruction at @addr: 1 for ENDBR64, -1 for the poison that
+ * apply_seal_endbr() writes over the ENDBR of a function nothing calls
+ * indirectly (with IBT on, an indirect call there faults with #CP), 0 for
+ * anything else or an unreadable address. The kernel's is_endbr() takes
+ * the poison for an ENDBR (it is the kprobe and ftrace test "is this a
+ * function's first instruction"), and 7.x made it out of line and did not
+ * export it; gen_endbr() and gen_endbr_poison() are inline in every line.
+ */
+static int fsm_endbr_at(unsigned long addr)
+{
+	u32 insn;
+
+	if (copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)))
+		return 0;
+	if (insn == gen_endbr())
+		return 1;
+	return insn == gen_endbr_poison() ? -1 : 0;
+}
+#endif /* CONFIG_X86_KERNEL_IBT */
+
 /*
  * With indirect branch tracking, check that @addr (or @addr - 4 when the
  * kprobe skipped the marker) is a valid indirect-call target.
@@ -132,16 +155,30 @@ static unsigned long fsm_kprobe_lookup(const char *name)
 static unsigned long fsm_check_call_target(const char *name, unsigned long addr)
 {
 #if FSM_HAVE_IBT
+#if defined(CONFIG_X86_KERNEL_IBT)
+	int at = fsm_endbr_at(addr), before = fsm_endbr_at(addr - 4);
+
+	if (at > 0)
+		return addr;
+	if (before > 0)
+		return addr - 4;
+	if (at < 0 || before < 0) {
+		/*
+		 * The kernel seals at boot whatever the CPU (6.12 and 7.x
+		 * seal kallsyms_lookup_name, kallsyms_show_value and
+		 * tracefs_remove): the poison is a NOP, harmless while the
+		 * CPU does not enforce IBT (no IBT, or ibt=off), fatal once
+		 * it does.
+		 */
+		if (!cpu_feature_enabled(X86_FEATURE_IBT))
+			return at < 0 ? addr : addr - 4;
+		pr_warn("%s at %pS: its ENDBR is sealed (never called indirectly) and IBT is on: not using it\n",
+			name, (void *)addr);
+		return 0;
+	}
+#else
 	u32 insn;
 
-#if defined(CONFIG_X86_KERNEL_IBT)
-	if (!copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)) &&
-	    is_endbr(insn))
-		return addr;
-	if (!copy_from_kernel_nofault(&insn, (void *)(addr - 4), sizeof(insn)) &&
-	    is_endbr(insn))
-		return addr - 4;
-#else
 	/* arm64: BTI c (0xd503245f), BTI jc (0xd50324df), PACIASP (0xd503233f) */
 	if (!copy_from_kernel_nofault(&insn, (void *)addr, sizeof(insn)) &&
 	    (insn == 0xd503245f || insn == 0xd50324df || insn == 0xd503233f))
@@ -206,9 +243,18 @@ int fsm_compat_init(bool force_debugfs)
 	fsm_kallsyms_show_value = fsm_resolve("kallsyms_show_value");
 	fsm_kallsyms_lookup_name = fsm_resolve("kallsyms_lookup_name");
 #endif /* CONFIG_KALLSYMS */
+	/* through the export where the kernel has one (7.x: create only) */
 	if (!force_debugfs) {
+#if FSM_HAVE_TRACEFS_CREATE_FILE_EXPORT
+		create = tracefs_create_file;
+#else
 		create = fsm_resolve("tracefs_create_file");
+#endif /* FSM_HAVE_TRACEFS_CREATE_FILE_EXPORT */
+#if FSM_HAVE_TRACEFS_REMOVE_EXPORT
+		remove = tracefs_remove;
+#else
 		remove = create ? fsm_resolve("tracefs_remove") : NULL;
+#endif /* FSM_HAVE_TRACEFS_REMOVE_EXPORT */
 	}
 	if (create && remove) {
 		fsm_tracefs_create_file = create;
@@ -347,7 +393,16 @@ static bool fsm_show_kaddr_fallback(const struct file *file)
 	len = snprintf(buf, sizeof(buf), "%pK", file);
 	if (len > 0 && strspn(buf, "0") == (size_t)len)
 		return false;
+#if FSM_HAVE_HAS_CAPABILITY_NOAUDIT
 	return has_capability_noaudit(current, CAP_SYSLOG);
+#else
+	/*
+	 * Not exported (7.x): the same question on current's subjective
+	 * credentials, which at open are the opener's (the ones "%pK" asks
+	 * about too). It marks the task PF_SUPERPRIV when it says yes.
+	 */
+	return ns_capable_noaudit(&init_user_ns, CAP_SYSLOG);
+#endif /* FSM_HAVE_HAS_CAPABILITY_NOAUDIT */
 }
 #endif /* CONFIG_KALLSYMS */
 
@@ -459,7 +514,13 @@ struct dentry *fsm_compat_lookup(struct dentry *parent, const char *name)
 {
 	struct dentry *d;
 
+#if FSM_HAVE_LOOKUP_NOPERM_UNLOCKED
+	struct qstr q = QSTR_INIT(name, strlen(name));
+
+	d = lookup_noperm_unlocked(&q, parent);
+#else
 	d = lookup_one_len_unlocked(name, parent, strlen(name));
+#endif /* FSM_HAVE_LOOKUP_NOPERM_UNLOCKED */
 	if (IS_ERR(d))
 		return NULL;
 	if (!simple_positive(d)) {
@@ -469,11 +530,30 @@ struct dentry *fsm_compat_lookup(struct dentry *parent, const char *name)
 	return d;
 }
 
+/*
+ * @parent's child @name (@len bytes) from the dcache: no lock taken, no
+ * sleep, the filesystem never asked. The name is copied, as both lookups
+ * write the hash into the qstr they are given.
+ * Return: the dentry with a reference, NULL or an ERR_PTR.
+ */
+static struct dentry *fsm_dcache_lookup(struct dentry *parent,
+					const unsigned char *name,
+					unsigned int len)
+{
+	struct qstr q = QSTR_INIT(name, len);
+
+#if FSM_HAVE_TRY_LOOKUP_NOPERM
+	return try_lookup_noperm(&q, parent);
+#else
+	return d_hash_and_lookup(parent, &q);
+#endif /* FSM_HAVE_TRY_LOOKUP_NOPERM */
+}
+
 struct dentry *fsm_compat_child(struct dentry *parent, const char *name)
 {
-	struct qstr q = QSTR_INIT(name, strlen(name));
-	struct dentry *d = d_hash_and_lookup(parent, &q);
+	struct dentry *d;
 
+	d = fsm_dcache_lookup(parent, (const unsigned char *)name, strlen(name));
 	if (IS_ERR_OR_NULL(d))
 		return NULL;
 	if (!simple_positive(d)) {
@@ -533,7 +613,7 @@ static bool fsm_fsn_mkdir_done(struct inode *dir, const struct qstr *name)
 
 	if (dir != d_inode(fsm_fsn_dir))
 		return false;
-	d = d_hash_and_lookup(fsm_fsn_dir, (struct qstr *)name);
+	d = fsm_dcache_lookup(fsm_fsn_dir, name->name, name->len);
 	if (IS_ERR_OR_NULL(d))
 		return false;
 	done = simple_positive(d) && fsm_compat_instance_key(d);

@@ -8,14 +8,21 @@
  *
  * Non-exported symbols
  * --------------------
- * tracefs_create_file() and tracefs_remove() are not exported (6.1). They
+ * tracefs_create_file() and tracefs_remove() are not exported (6.1, 6.12;
+ * 7.x exports tracefs_create_file() only: called through the export where
+ * the probes tracefs_create_file_export / tracefs_remove_export say so).
+ * Otherwise they
  * are resolved once, at load, through a kprobe (register_kprobe() on the
  * name, read .addr, unregister: the technique lttng-modules uses), cached,
  * and every failure is reported once and degrades: without them the nodes
  * are offered with the same layout under debugfs
  * (/sys/kernel/debug/ftrace_stackmap/), and dmesg says so once. With
  * indirect branch tracking (x86 IBT, arm64 BTI) the resolved address must be
- * a valid indirect-call target (ENDBR64 / BTI c / PACIASP) or it is refused.
+ * a valid indirect-call target (ENDBR64 / BTI c / PACIASP) or it is refused
+ * (an ENDBR the kernel sealed at boot, because nothing calls the function
+ * indirectly, is a NOP that faults once the CPU enforces IBT: such a
+ * target is refused while IBT is on; 6.12 and 7.x seal kallsyms_lookup_name,
+ * kallsyms_show_value and tracefs_remove).
  * The pointers are declared with typeof() of the real prototypes, so a
  * signature change breaks the build instead of a cast silently lying
  * ("canary" checks, see compat.c).
@@ -193,7 +200,8 @@ struct dentry *fsm_compat_lookup(struct dentry *parent, const char *name);
  * needs CAP_SYSLOG in the initial user namespace (checked on the opener's
  * credentials, without audit); kptr_restrict 2 hides them from everyone.
  * Without the resolved symbol: CAP_SYSLOG of the opening task
- * (has_capability_noaudit()) and what "%pK" shows it (zeros when
+ * (has_capability_noaudit(), or where it is not exported (7.x)
+ * ns_capable_noaudit() on current's credentials) and what "%pK" shows it (zeros when
  * kptr_restrict is 2, or 1 and the task's euid/egid differ from its
  * uid/gid): never more permissive than kallsyms.
  * Context: task (the open of @file, current is the opener).
@@ -206,7 +214,9 @@ bool fsm_compat_show_kaddr(const struct file *file);
  * @parent: tracefs directory (its children are pinned in the dcache)
  * @name:   child name
  *
- * Takes no inode lock (usable with the parent's inode lock held).
+ * Takes no inode lock (usable with the parent's inode lock held):
+ * d_hash_and_lookup(), or try_lookup_noperm() where the former is not
+ * exported (7.x, whose try_lookup_noperm() needs no lock).
  * Context: task or atomic. Return: the child with a reference, or NULL.
  */
 struct dentry *fsm_compat_child(struct dentry *parent, const char *name);
@@ -418,6 +428,25 @@ static inline void fsm_compat_inode_ctime(const struct inode *inode,
 	*sec = READ_ONCE(inode->i_ctime.tv_sec);
 	*nsec = READ_ONCE(inode->i_ctime.tv_nsec);
 #endif /* FSM_HAVE_INODE_GET_CTIME_SEC */
+}
+
+/**
+ * fsm_compat_file_path - the path of a mapped file as its users see it.
+ * @file: a file (a vma's vm_file, a reference held)
+ *
+ * A file that overlayfs maps is, on 6.8+, a backing file: its f_path is
+ * the real file's (a path inside the upper or lower layer), and the path
+ * /proc/PID/maps shows is file_user_path() (FSM_HAVE_FILE_USER_PATH). On
+ * 6.1 overlayfs opened the real file with the overlay path as its f_path.
+ * Context: any. Return: the path (valid while @file is).
+ */
+static inline const struct path *fsm_compat_file_path(const struct file *file)
+{
+#if FSM_HAVE_FILE_USER_PATH
+	return file_user_path(file);
+#else
+	return &file->f_path;
+#endif /* FSM_HAVE_FILE_USER_PATH */
 }
 
 /*

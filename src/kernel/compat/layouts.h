@@ -35,6 +35,7 @@
 
 #include <linux/build_bug.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/stddef.h>
 #include <linux/trace_events.h>
 
@@ -227,6 +228,10 @@ struct fsm_kl_trigger_data {
 	char *name;
 	struct list_head named_list;
 	struct fsm_kl_trigger_data *named_data;
+#if defined(FSM_KL_HAVE_event_trigger_data_free)
+	struct llist_node llist;
+	void (*private_data_free)(struct fsm_kl_trigger_data *data);
+#endif /* FSM_KL_HAVE_event_trigger_data_free */
 };
 
 #if FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS
@@ -289,6 +294,10 @@ FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, list);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, name);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, named_list);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, named_data);
+#if defined(FSM_KL_HAVE_event_trigger_data_free)
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, llist);
+FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, private_data_free);
+#endif /* FSM_KL_HAVE_event_trigger_data_free */
 
 #if FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS
 FSM_KL_CHECK_SIZE(fsm_kl_trigger_ops, event_trigger_ops);

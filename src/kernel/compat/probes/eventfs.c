@@ -5,8 +5,8 @@
  * file has an eventfs_inode, ->ei); events/SYS/EV dentries are made on
  * lookup and dropped at will, so neither the event file -> instance walk
  * nor the events/ listing nor the event file lock can use the dcache.
- * yes: event files are reached through the kernel's event list under event_mutex (compat.c)
- * no:  event files are reached through persistent events/SYS/EV dentries
+ * yes: event files are found in the kernel's lists under event_mutex (compat/evfiles.c)
+ * no:  event files are found through persistent events/SYS/EV dentries
  */
 #include <linux/trace_events.h>
 
