@@ -9,11 +9,11 @@
  * read code under mmap_read_lock(), fsm_ust_read_code()), then
  * mmap_read_lock() to
  * turn each address into (file, offset, flags), then, with the lock
- * dropped, file ids (fileid.c). The result is the slot's user map key
- * (ustack.h, FSM_UKEY_*): the address-space key (fsm_ust_mm_key()), a meta
- * word (written at delivery), then (file id, offset | flags) pairs. An
- * exiting task (after exit_mm), an exec in between, no mm: an empty stack
- * with a reason.
+ * dropped, file ids (fileid.c). The result is the entry's user map key
+ * in its walk buffer (struct fsm_ust_stack; ustack.h, FSM_UKEY_*): the
+ * address-space key (fsm_ust_mm_key()), a meta word, then (file id,
+ * offset | flags) pairs. An exiting task (after exit_mm), an exec in
+ * between, no mm: an empty stack with a reason.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -83,14 +83,15 @@ static bool fsm_ust_read_code(void *ctx, unsigned long long addr,
 
 
 /*
- * Turn slot->uwc.entries[0..nr) into (file id, offset | flags) pairs in
- * fsm_ust_frames(slot). Context: task, may sleep; the mm is current's and alive.
+ * Turn the walk's addresses ips[0..nr) into (file id, offset | flags)
+ * pairs in fsm_ust_frames(stk). Context: task, may sleep; the mm is
+ * current's and alive.
  */
-static void fsm_ust_translate(struct fsm_ust_slot *slot,
+static void fsm_ust_translate(struct fsm_ust_stack *stk,
 			      const unsigned long long *ips, unsigned int nr)
 {
 	struct mm_struct *mm = current->mm;
-	u64 *fr = fsm_ust_frames(slot);
+	u64 *fr = fsm_ust_frames(stk);
 	unsigned int i;
 
 	mmap_read_lock(mm);
@@ -155,14 +156,14 @@ static u64 fsm_ust_mm_key(struct task_struct *t)
 			    &fsm_ust_mm_siphash);
 }
 
-static unsigned int fsm_ust_abort(struct fsm_ust_slot *slot,
+static unsigned int fsm_ust_abort(struct fsm_ust_stack *stk,
 				  struct fsm_uw_result *res, u8 reason)
 {
 	memset(res, 0, sizeof(*res));
 	res->stop = FSM_UW_STOP_ABORTED;
-	slot->reason = reason;
-	slot->stop = FSM_UW_STOP_ABORTED;
-	slot->nr = 0;
+	stk->reason = reason;
+	stk->stop = FSM_UW_STOP_ABORTED;
+	stk->nr = 0;
 	return 0;
 }
 
@@ -171,42 +172,51 @@ unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
 				 unsigned int max, struct fsm_uw_result *res)
 {
 	struct fsm_ust_walk_ctx *c = ctx;
-	struct fsm_ust_slot *slot = c->slot;
+	struct fsm_ust_stack *stk = c->stk;
 	struct task_struct *t = current;
 	struct pt_regs *regs = c->regs;
 	struct fsm_ust_read_ctx rc = { .mm = t->mm, .locked = false };
 	struct fsm_uw_regs u;
 	unsigned int nr;
 
-	slot->flags = 0;
+	stk->flags = 0;
 	/* after exit_mm() (sched_process_exit is later): never touch the mm */
 	if (t->flags & PF_EXITING)
-		return fsm_ust_abort(slot, res, FSM_URS_EXITING);
+		return fsm_ust_abort(stk, res, FSM_URS_EXITING);
 	if (!t->mm)
-		return fsm_ust_abort(slot, res, FSM_URS_NO_MM);
-	if (t->self_exec_id != slot->exec_id)
-		return fsm_ust_abort(slot, res, FSM_URS_EXEC);
+		return fsm_ust_abort(stk, res, FSM_URS_NO_MM);
+	if (t->self_exec_id != c->exec_id)
+		return fsm_ust_abort(stk, res, FSM_URS_EXEC);
 	fsm_ust_regs(regs, &u);
 	if (fsm_ust_arch_compat(&u)) {
-		slot->flags |= FSM_USF_IA32;
+		stk->flags |= FSM_USF_IA32;
 		if (!fsm_ust_arch_flat(regs))
-			return fsm_ust_abort(slot, res, FSM_URS_SEGMENTS);
+			return fsm_ust_abort(stk, res, FSM_URS_SEGMENTS);
 	}
 	atomic64_inc(&fsm_ust_walks);
-	slot->words[FSM_UKEY_MM] = fsm_ust_mm_key(t);
+	stk->words[FSM_UKEY_MM] = fsm_ust_mm_key(t);
 	nr = fsm_uw_walk(&u, fsm_ust_read, fsm_ust_read_code, &rc, entries, max,
 			 res);
 	if (rc.locked)
 		mmap_read_unlock(rc.mm);
-	slot->stop = res->stop;
-	slot->reason = res->stop == FSM_UW_STOP_FIRST_FAULT ?
-		       FSM_URS_FIRST_FAULT : FSM_URS_WALKED;
+	stk->stop = res->stop;
+	stk->reason = res->stop == FSM_UW_STOP_FIRST_FAULT ?
+		      FSM_URS_FIRST_FAULT : FSM_URS_WALKED;
 	if (res->stop == FSM_UW_STOP_DEPTH)
-		slot->flags |= FSM_USF_TRUNCATED;
+		stk->flags |= FSM_USF_TRUNCATED;
 	if (res->flags & FSM_UW_RES_UNRELIABLE)
-		slot->flags |= FSM_USF_UNRELIABLE;
-	fsm_ust_translate(slot, entries, nr);
-	slot->nr = nr;
+		stk->flags |= FSM_USF_UNRELIABLE;
+	fsm_ust_translate(stk, entries, nr);
+	stk->nr = nr;
+	/*
+	 * The key's meta word, the same for every instance: records carry
+	 * at most FSM_USTACK_MAX_RECORD_FRAMES frames (a deeper stack is cut
+	 * and flagged truncated), and so do the map's keys.
+	 */
+	stk->words[FSM_UKEY_META] =
+		((stk->flags | (nr > FSM_USTACK_MAX_RECORD_FRAMES ? FSM_USF_TRUNCATED : 0)) &
+		 (FSM_USF_IA32 | FSM_USF_TRUNCATED | FSM_USF_UNRELIABLE)) |
+		(u64)stk->stop << 16;
 	return nr;
 }
 
