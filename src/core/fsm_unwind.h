@@ -140,6 +140,8 @@ enum fsm_uw_stop {
 	FSM_UW_STOP_INVALID,		/* bad arguments (mode, NULL array) */
 	FSM_UW_STOP_NO_CALL,		/* FSM_UW_MODE_A32: no return address that follows a
 					 * call instruction in the next frame */
+	FSM_UW_STOP_NOT_CODE,		/* x86: the next return address is in no executable
+					 * mapping: the record was not a frame (rbp held data) */
 	FSM_UW_NR_STOPS
 };
 
@@ -155,6 +157,10 @@ enum fsm_uw_stop {
  * register), after both layouts of FSM_UW_MODE_A32 fitted a frame equally,
  * or through lr at the top (a leaf, a syscall wrapper). A switch or a tie
  * with no frame reported after it does not set it.
+ * x86 and ia32: a return address was reported that lies in code but that
+ * no call instruction precedes (a signal trampoline, or a code pointer that
+ * a frame pointer used as a general register led to); it and the frames
+ * after it may be wrong.
  */
 #define FSM_UW_RES_UNRELIABLE	0x8u
 
@@ -172,10 +178,12 @@ struct fsm_uw_result {
  * it with copy_from_user_nofault() (any context) or __copy_from_user_inatomic
  * / copy_from_user (task context, may fault pages in).
  *
- * The code reader (FSM_UW_MODE_A32's call-site checks) has the same type:
- * it reads the instruction before a candidate return address, which may be
- * any value a wrong layout produced, so it must read only executable
- * mappings, never a device (VM_IO/VM_PFNMAP) one; false = "no call".
+ * The code reader (FSM_UW_MODE_A32's call-site checks, the x86 modes' check
+ * that a return address is code after a call) has the same type: it reads
+ * the instructions before a candidate return address, which may be any
+ * value a wrong layout or a frame pointer used as a general register
+ * produced, so it must read only executable mappings, never a device
+ * (VM_IO/VM_PFNMAP) one; false = "not code".
  */
 typedef FSM_UW_BOOL (*fsm_uw_read_fn)(void *ctx, unsigned long long addr,
 				      unsigned int size, unsigned long long *val);
@@ -187,10 +195,11 @@ typedef FSM_UW_BOOL (*fsm_uw_read_fn)(void *ctx, unsigned long long addr,
  *             times (4 * @max + 13 with FSM_UW_MODE_A32: two candidate
  *             records per frame, more candidates at the top); @ctx is passed
  *             through.
- * @read_code: code reader for call-site checks (FSM_UW_MODE_A32 only),
- *             called at most 2 * @max + 7 times; NULL: code is never read,
- *             no return address is vouched for and an A32 walk ends at its
- *             first record (FSM_UW_STOP_NO_CALL).
+ * @read_code: code reader for call-site checks (FSM_UW_MODE_A32, the x86
+ *             modes), called at most 2 * @max + 7 times; NULL: code is never
+ *             read, no return address is vouched for: an A32 walk ends at
+ *             its first record (FSM_UW_STOP_NO_CALL), an x86 one before its
+ *             first return address (FSM_UW_STOP_NOT_CODE).
  * @entries:   output, @max entries; entry 0 is regs->ip.
  * @res:       output: nr, stop reason, flags. Always filled.
  * Context: any in which @read and @read_code may be called; the walker

@@ -5,11 +5,10 @@
  *
  * fsm_ust_walk() runs once per kernel entry, in the walk task work
  * (ustack_work.c), through fsm_uwc_complete(): frame pointers with
- * copy_from_user_nofault() reads (no lock held; AArch32 call-site checks
+ * copy_from_user_nofault() reads (the call-site checks of AArch32 and x86
  * read code under mmap_read_lock(), fsm_ust_read_code()), then
- * mmap_read_lock() to
- * turn each address into (file, offset, flags), then, with the lock
- * dropped, file ids (fileid.c). The result is the entry's user map key
+ * mmap_read_lock() to turn each address into (file, offset, flags), then,
+ * with the lock dropped, file ids (fileid.c). The result is the entry's user map key
  * in its walk buffer (struct fsm_ust_stack; ustack.h, FSM_UKEY_*): the
  * address-space key (fsm_ust_mm_key()), a meta word, then (file id,
  * offset | flags) pairs. An exiting task (after exit_mm), an exec in
@@ -54,15 +53,23 @@ struct fsm_ust_read_ctx {
 };
 
 /*
- * Code reads (the AArch32 call-site checks, fsm_unwind.h): @addr comes
- * from a candidate return address, any value a wrong frame layout
- * produced, so read only an executable mapping that is not a device one
+ * Code reads (the AArch32 call-site checks, and x86's check that a return
+ * address is code after a call; fsm_unwind.h): @addr comes from a
+ * candidate return address, any value a wrong frame layout or a frame
+ * pointer used as a general register produced (an inode number that
+ * fstat() wrote where the walk looks, Documentation/ustack.rst), so read
+ * only an executable mapping that is not a device one
  * (VM_IO, VM_PFNMAP: UIO, VFIO, DRM registers, where a read may have side
  * effects). The mmap lock is taken at the first code read and held until
  * the walk ends (fsm_ust_walk()), so the vma cannot change between the
  * check and the read; the read stays nofault (a fault with page faults
- * disabled never takes the mmap lock; a page not present is "no call").
- * x86 walks never call it. Context: the walk task work, may sleep.
+ * disabled never takes the mmap lock, and no file system is waited for).
+ * False means "not code". In such a mapping, a page that is not present
+ * (reclaimed: the caller has not run for a while) is code whose bytes are
+ * unknown: it reads as zeros, which decode as no call instruction, so x86
+ * reports the frame flagged (unreliable) and AArch32 stops as before;
+ * neither takes it for sure, and x86 does not drop a real caller.
+ * arm64 walks never call it. Context: the walk task work, may sleep.
  */
 static bool fsm_ust_read_code(void *ctx, unsigned long long addr,
 			      unsigned int size, unsigned long long *val)
@@ -78,7 +85,9 @@ static bool fsm_ust_read_code(void *ctx, unsigned long long addr,
 	if (!vma || !(vma->vm_flags & VM_EXEC) ||
 	    (vma->vm_flags & (VM_IO | VM_PFNMAP)) || addr + size > vma->vm_end)
 		return false;
-	return fsm_ust_read(NULL, addr, size, val);
+	if (!fsm_ust_read(NULL, addr, size, val))
+		*val = 0;	/* code, bytes unknown: no call */
+	return true;
 }
 
 
