@@ -22,8 +22,8 @@
  *     "late done"; with K > 0, then one more thread makes K getppid calls:
  *     out "timed K NS" (the nanoseconds they took); waits for a line
  *   wakes the early threads, joins them, exits 0.
- * Early threads run on 64 KiB stacks, so that 10,000 of them fit a small
- * guest.
+ * Threads run on 64 KiB stacks (or PTHREAD_STACK_MIN where that is more:
+ * 128 KiB on AArch64), so that 10,000 of them fit a small guest.
  */
 #include <dirent.h>
 #include <limits.h>
@@ -187,8 +187,11 @@ int main(int argc, char **argv)
 		return 1;
 
 	pthread_attr_init(&attr);
-	if (pthread_attr_setstacksize(&attr, 64 * 1024))
+	if (pthread_attr_setstacksize(&attr, 64 * 1024 > PTHREAD_STACK_MIN ?
+					      64 * 1024 : PTHREAD_STACK_MIN)) {
+		fprintf(stderr, "threads: pthread_attr_setstacksize failed\n");
 		return 1;
+	}
 	for (i = 0; i < n; i++) {
 		if (pthread_create(&early[i], &attr, thr_early_start, NULL)) {
 			fprintf(stderr, "threads: early thread %ld: cannot create\n", i);
