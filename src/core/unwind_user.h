@@ -417,6 +417,11 @@ template <typename ReadCode>
 		return kVouchNotCode;
 	for (u32 i = 0; i < n; i++)
 		b[i] = (u8)(w >> (8 * i));
+	/* The usual two first (the loop below would find them too): */
+	if (n == 8 && b[3] == 0xe8)			/* call rel32 */
+		return kVouchCall;
+	if (b[n - 2] == 0xff && (b[n - 1] & 0xf8) == 0xd0)	/* call *%reg */
+		return kVouchCall;
 	for (u32 start = 0; start + 2 <= n; start++)
 		if (x86_call_len(b + start, n - start, is64) == n - start)
 			return kVouchCall;

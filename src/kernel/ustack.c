@@ -141,9 +141,14 @@ static struct fsm_ust_hist *fsm_ust_hist;
 
 /*
  * The walks' buffers (struct fsm_ust_stack): a cache of their own, so that
- * /proc/slabinfo shows them; allocated now, and the most at once.
+ * /proc/slabinfo shows them; allocated now (in walks or kept as a CPU's
+ * spare), and the most at once. Each CPU keeps one spare: a walk takes
+ * the spare of the CPU it starts on and leaves its buffer as the spare of
+ * the CPU it ends on, so in the steady state a walk neither allocates
+ * (nor zeroes: init_on_alloc, Debian's default) nor frees.
  */
 static struct kmem_cache *fsm_ust_stack_cache;
+static DEFINE_PER_CPU(struct fsm_ust_stack *, fsm_ust_spare);
 static atomic_t fsm_ust_bufs = ATOMIC_INIT(0);
 static atomic_t fsm_ust_bufs_peak = ATOMIC_INIT(0);
 
@@ -416,14 +421,16 @@ void fsm_ust_hist_end(struct task_struct *t, const struct pt_regs *regs)
 /**
  * fsm_ust_stack_alloc - a buffer for one walk and its deliveries.
  * Context: task, may sleep (the walk work, on the way out to user space).
- * Return: the buffer, or NULL (the entry then gets an empty stack, reason
- * nomem).
+ * Return: the buffer (its contents undefined: the walk writes what it
+ * reads), or NULL (the entry then gets an empty stack, reason nomem).
  */
 struct fsm_ust_stack *fsm_ust_stack_alloc(void)
 {
-	struct fsm_ust_stack *stk;
+	struct fsm_ust_stack *stk = this_cpu_xchg(fsm_ust_spare, NULL);
 	int n, peak;
 
+	if (stk)
+		return stk;
 	stk = kmem_cache_alloc(fsm_ust_stack_cache, GFP_KERNEL | __GFP_NOWARN);
 	if (!stk)
 		return NULL;
@@ -434,19 +441,27 @@ struct fsm_ust_stack *fsm_ust_stack_alloc(void)
 	return stk;
 }
 
-/* Context: task. @stk may be NULL. */
-void fsm_ust_stack_free(struct fsm_ust_stack *stk)
+/**
+ * fsm_ust_stack_free - done with a walk buffer: this CPU's spare, or freed.
+ * @stk: the buffer, or NULL
+ *
+ * Return: true if it was freed (kmem_cache_free() fires kmem events: the
+ * caller guards against its own requests, ustack_work.c).
+ * Context: task.
+ */
+bool fsm_ust_stack_free(struct fsm_ust_stack *stk)
 {
-	if (!stk)
-		return;
+	if (!stk || !this_cpu_cmpxchg(fsm_ust_spare, NULL, stk))
+		return false;
 	kmem_cache_free(fsm_ust_stack_cache, stk);
 	atomic_dec(&fsm_ust_bufs);
+	return true;
 }
 
 /**
  * fsm_ust_mem_stats - memory of the user-stack side (stack_map_stat).
  * @fixed:     bytes allocated at load: the task table, its works, the history
- * @bufs:      walk buffers allocated now
+ * @bufs:      walk buffers allocated now (in walks, or a CPU's spare)
  * @bufs_peak: the most allocated at once since the load
  * Context: any.
  */
@@ -486,10 +501,19 @@ int fsm_ust_table_init(void)
 
 /*
  * Context: task (module exit, after every walk work of ours returned, or a
- * failed init): no walk buffer is allocated any more.
+ * failed init): no walk buffer is in use any more, only the spares.
  */
 void fsm_ust_table_exit(void)
 {
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct fsm_ust_stack **spare = per_cpu_ptr(&fsm_ust_spare, cpu);
+
+		if (*spare)
+			kmem_cache_free(fsm_ust_stack_cache, *spare);
+		*spare = NULL;
+	}
 	kmem_cache_destroy(fsm_ust_stack_cache);
 	vfree(fsm_ust_slots);
 	vfree(fsm_ust_hist);

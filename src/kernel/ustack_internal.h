@@ -86,9 +86,10 @@ struct fsm_ust_slot {
  *          a meta word, then the (file id, offset | flags) pairs
  *          (fsm_ust_frames())
  *
- * Allocated by the walk work from a cache of its own (fsm_ust_stack in
- * /proc/slabinfo), freed when it has served the entry: one object per task
- * inside its walk work at that moment. Only that work writes and reads it.
+ * Taken by the walk work from its CPU's spare or a cache of its own
+ * (fsm_ust_stack in /proc/slabinfo), given back when it has served the
+ * entry: one object per task inside its walk work at that moment, plus
+ * one spare per CPU. Only that work writes and reads it.
  */
 struct fsm_ust_stack {
 	struct fsm_uwc_result walk;
@@ -208,7 +209,7 @@ void fsm_ust_slot_put(struct fsm_ust_slot *slot);
 unsigned int fsm_ust_slots_used(void);
 u64 fsm_ust_slots_reclaimed(void);
 struct fsm_ust_stack *fsm_ust_stack_alloc(void);
-void fsm_ust_stack_free(struct fsm_ust_stack *stk);
+bool fsm_ust_stack_free(struct fsm_ust_stack *stk);
 void fsm_ust_mem_stats(u64 *fixed, unsigned int *bufs, unsigned int *bufs_peak);
 void fsm_ust_task_free(void *data, struct task_struct *t);
 void fsm_ust_regs(struct pt_regs *regs, struct fsm_uw_regs *u);

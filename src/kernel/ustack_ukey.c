@@ -6,10 +6,10 @@
  * fsm_ust_walk() runs once per kernel entry, in the walk task work
  * (ustack_work.c), through fsm_uwc_complete(): frame pointers with
  * copy_from_user_nofault() reads (the call-site checks of AArch32 and x86
- * read code under mmap_read_lock(), fsm_ust_read_code()), then
- * mmap_read_lock() to turn each address into (file, offset, flags), then,
- * with the lock dropped, file ids (fileid.c). The result is the entry's user map key
- * in its walk buffer (struct fsm_ust_stack; ustack.h, FSM_UKEY_*): the
+ * read code under mmap_read_lock(), fsm_ust_read_code()), then, under the
+ * same mmap_read_lock(), each address turned into (file, offset, flags),
+ * then, with the lock dropped, file ids (fileid.c). The result is the
+ * entry's user map key in its walk buffer (struct fsm_ust_stack; ustack.h, FSM_UKEY_*): the
  * address-space key (fsm_ust_mm_key()), a meta word, then (file id,
  * offset | flags) pairs. An exiting task (after exit_mm), an exec in
  * between, no mm: an empty stack with a reason.
@@ -50,7 +50,26 @@ static bool fsm_ust_read(void *ctx, unsigned long long addr, unsigned int size,
 struct fsm_ust_read_ctx {
 	struct mm_struct *mm;
 	bool locked;
+	struct vm_area_struct *vma;	/* the last code vma found (lock held) */
 };
+
+/*
+ * The vma of @addr, trying the last one found first: a stack's return
+ * addresses mostly lie in a few mappings. Context: mmap_read_lock() held
+ * since @*last was found.
+ */
+static struct vm_area_struct *fsm_ust_vma(struct mm_struct *mm, unsigned long addr,
+					  struct vm_area_struct **last)
+{
+	struct vm_area_struct *vma = *last;
+
+	if (vma && addr >= vma->vm_start && addr < vma->vm_end)
+		return vma;
+	vma = vma_lookup(mm, addr);
+	if (vma)
+		*last = vma;
+	return vma;
+}
 
 /*
  * Code reads (the AArch32 call-site checks, and x86's check that a return
@@ -81,7 +100,7 @@ static bool fsm_ust_read_code(void *ctx, unsigned long long addr,
 		mmap_read_lock(c->mm);
 		c->locked = true;
 	}
-	vma = vma_lookup(c->mm, addr);
+	vma = fsm_ust_vma(c->mm, addr, &c->vma);
 	if (!vma || !(vma->vm_flags & VM_EXEC) ||
 	    (vma->vm_flags & (VM_IO | VM_PFNMAP)) || addr + size > vma->vm_end)
 		return false;
@@ -94,19 +113,20 @@ static bool fsm_ust_read_code(void *ctx, unsigned long long addr,
 /*
  * Turn the walk's addresses ips[0..nr) into (file id, offset | flags)
  * pairs in fsm_ust_frames(stk). Context: task, may sleep; the mm is
- * current's and alive.
+ * current's and alive, its mmap_read_lock() held (the walk's code reads
+ * took it, or the caller did): dropped here before the file ids.
  */
 static void fsm_ust_translate(struct fsm_ust_stack *stk,
-			      const unsigned long long *ips, unsigned int nr)
+			      const unsigned long long *ips, unsigned int nr,
+			      struct vm_area_struct *last)
 {
 	struct mm_struct *mm = current->mm;
 	u64 *fr = fsm_ust_frames(stk);
 	unsigned int i;
 
-	mmap_read_lock(mm);
 	for (i = 0; i < nr; i++) {
 		unsigned long ip = ips[i];
-		struct vm_area_struct *vma = vma_lookup(mm, ip);
+		struct vm_area_struct *vma = fsm_ust_vma(mm, ip, &last);
 		const char *name;
 
 		fr[2 * i] = 0;
@@ -184,7 +204,7 @@ unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
 	struct fsm_ust_stack *stk = c->stk;
 	struct task_struct *t = current;
 	struct pt_regs *regs = c->regs;
-	struct fsm_ust_read_ctx rc = { .mm = t->mm, .locked = false };
+	struct fsm_ust_read_ctx rc = { .mm = t->mm, .locked = false, .vma = NULL };
 	struct fsm_uw_regs u;
 	unsigned int nr;
 
@@ -206,8 +226,9 @@ unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
 	stk->words[FSM_UKEY_MM] = fsm_ust_mm_key(t);
 	nr = fsm_uw_walk(&u, fsm_ust_read, fsm_ust_read_code, &rc, entries, max,
 			 res);
-	if (rc.locked)
-		mmap_read_unlock(rc.mm);
+	/* the vma lookups of the frames under the same lock hold */
+	if (!rc.locked)
+		mmap_read_lock(rc.mm);
 	stk->stop = res->stop;
 	stk->reason = res->stop == FSM_UW_STOP_FIRST_FAULT ?
 		      FSM_URS_FIRST_FAULT : FSM_URS_WALKED;
@@ -215,7 +236,7 @@ unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
 		stk->flags |= FSM_USF_TRUNCATED;
 	if (res->flags & FSM_UW_RES_UNRELIABLE)
 		stk->flags |= FSM_USF_UNRELIABLE;
-	fsm_ust_translate(stk, entries, nr);
+	fsm_ust_translate(stk, entries, nr, rc.vma);
 	stk->nr = nr;
 	/*
 	 * The key's meta word, the same for every instance: records carry
