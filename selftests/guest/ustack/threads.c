@@ -19,8 +19,10 @@
  *     asleep in their futex wait (state S in /proc): out "asleep N";
  *     waits for a line
  *   starts L late threads, joins them: out "late TID" for each, then
- *     "late done"; with K > 0, then one more thread makes K getppid calls:
- *     out "timed K NS" (the nanoseconds they took); waits for a line
+ *     "late done"; waits for a line
+ *   with K > 0, as long as that line is "time": one more thread makes K
+ *     getppid calls, out "timed K NS" (the nanoseconds they took); waits
+ *     for a line
  *   wakes the early threads, joins them, exits 0.
  * Threads run on 64 KiB stacks (or PTHREAD_STACK_MIN where that is more:
  * 128 KiB on AArch64), so that 10,000 of them fit a small guest.
@@ -215,15 +217,13 @@ int main(int argc, char **argv)
 		printf("late %ld\n", tids[i]);
 	}
 	printf("late done\n");
-	if (k > 0) {
+	while (fgets(line, sizeof(line), stdin) && k > 0 && !strncmp(line, "time", 4)) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		if (pthread_create(&timed, &attr, thr_timed_start, &k))
 			return 1;
 		pthread_join(timed, NULL);
 		printf("timed %ld %ld\n", k, ns_since(&t0));
 	}
-	if (wait_line())
-		return 1;
 
 	__atomic_store_n(&release_word, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &release_word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
