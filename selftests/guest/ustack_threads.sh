@@ -36,14 +36,14 @@ L=${FSM_THREADS_LATE:-100}
 WAIT=$((60 + N / 20))
 
 case $ARCH in
-aarch64) NR_GETPPID=173 KSTACKS= VARIANTS=asleep ;;
+aarch64) NR_GETPPID=173 KSTACKS='' VARIANTS=asleep ;;
 *) NR_GETPPID=110 KSTACKS=--kernel VARIANTS="returned asleep" ;;
 esac
 
 check "gcc threads.c" gcc -O1 -fno-omit-frame-pointer -fno-inline \
 	-fno-optimize-sibling-calls -pthread -o "$PROG" "$HERE/ustack/threads.c"
 check "load" load
-[ $ARCH = aarch64 ] &&
+[ "$ARCH" = aarch64 ] &&
 	diag "SKIP variant returned: Debian's arm64 kernel records nothing for a source event with a filter (probe mode)"
 
 # slots: user_slots_used of stack_map_stat (a module without it: "none")
@@ -51,7 +51,7 @@ slots() { stat_get "$U/stack_map_stat" user_slots_used || echo none; }
 
 # run LABEL: one program run, checks, then the instance is removed
 run() {
-	local L_=$1 pid= line st t0 tpid
+	local L_=$1 pid='' line st t0 tpid
 	mkdir "$U"
 	echo raw_syscalls:sys_enter >"$U/stack_map_events"
 	echo 4096 >"$U/buffer_size_kb"
