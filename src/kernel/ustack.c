@@ -61,6 +61,20 @@
  * cleared @emitting, so a free slot's cache state is idle and the next
  * task starts a new entry in it as if it were its own next entry.
  *
+ * Every entry's reference is dropped: a queued walk work runs on the way
+ * out to user space, or in do_exit() (exit_task_work(): an exiting task
+ * gets an empty stack, reason exiting), or is disarmed at module exit
+ * (then the table goes too); nothing else cancels it (task_work_cancel()
+ * is not exported and no kernel caller knows our function). A walk that
+ * cannot be queued (the task is past exit_task_work(), the NMI hand-off
+ * queue is full) aborts its entry and drops the reference where it
+ * failed. An exec between the request and the walk keeps the task and its
+ * slot (an empty stack, reason exec); a fork starts the child with no task
+ * works (copy_process()), so the child never shares the parent's slot.
+ * Requests from NMI before the walk join the pending entry (its cookie,
+ * its delivery); after the end they start an entry of their own, whose
+ * walk is queued through the per-CPU irq_work (ustack_work.c).
+ *
  * Memory ordering: value-returning atomics and successful cmpxchg are
  * full barriers. The RMW that frees a slot follows every access of the
  * releasing context to the slot, and the cmpxchg that claims it precedes

@@ -11,7 +11,8 @@
  *                     ids, the events' .reg, options/stackmap_user, statistics
  *   ustack_ukey.c     the walk: frames, then the user map key (address-space
  *                     key, file ids and offsets)
- *   ustack.c          the task table, the entry's registers
+ *   ustack.c          the task table and its references, the history of
+ *                     entry ends, the walk buffers, the entry's registers
  * This header is private to those four files.
  */
 #ifndef FSM_USTACK_INTERNAL_H
