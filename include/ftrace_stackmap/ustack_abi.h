@@ -73,11 +73,13 @@
 #define FSM_USF_NEW		0x20
 #define FSM_USF_RESET		0x40
 /*
- * AArch32: frames past the first may be wrong or missing: the walk started
+ * Frames past the first may be wrong or missing. AArch32: the walk started
  * in Thumb state, or a frame was reported that was found after an
  * A32/Thumb switch, an ambiguous frame layout, or through lr (a leaf, a
- * syscall wrapper); see FSM_UW_RES_UNRELIABLE and Documentation/ustack.rst.
- * stack_map prints "unreliable". Part of the dedup key.
+ * syscall wrapper). x86: a return address was reported that no call
+ * instruction precedes (a signal trampoline, a code pointer in data). See
+ * FSM_UW_RES_UNRELIABLE and Documentation/ustack.rst. stack_map prints
+ * "unreliable". Part of the dedup key.
  */
 #define FSM_USF_UNRELIABLE	0x80
 

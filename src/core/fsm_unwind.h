@@ -24,8 +24,12 @@
  *    fault), so a request made in any context (NMI included) is answered
  *    with a cookie now and the stack later, by a task work that walks once
  *    per kernel entry and delivers the result to every tracing instance that
- *    asked. struct fsm_uwc_task is the per-task state for that, driven by
- *    fsm_uwc_request() (any context) and fsm_uwc_complete() (the task work).
+ *    asked. struct fsm_uwc_task is the per-task state for that (32 bytes),
+ *    driven by fsm_uwc_request() (any context), fsm_uwc_complete() and
+ *    fsm_uwc_entry_end() (the task work). The walk itself goes into a
+ *    struct fsm_uwc_result that the caller supplies to fsm_uwc_complete():
+ *    the kernel glue keeps the small state for every task with an entry in
+ *    progress and the large result only while a walk is delivered.
  *
  * Address convention
  * ------------------
@@ -136,6 +140,8 @@ enum fsm_uw_stop {
 	FSM_UW_STOP_INVALID,		/* bad arguments (mode, NULL array) */
 	FSM_UW_STOP_NO_CALL,		/* FSM_UW_MODE_A32: no return address that follows a
 					 * call instruction in the next frame */
+	FSM_UW_STOP_NOT_CODE,		/* x86: the next return address is in no executable
+					 * mapping: the record was not a frame (rbp held data) */
 	FSM_UW_NR_STOPS
 };
 
@@ -151,6 +157,10 @@ enum fsm_uw_stop {
  * register), after both layouts of FSM_UW_MODE_A32 fitted a frame equally,
  * or through lr at the top (a leaf, a syscall wrapper). A switch or a tie
  * with no frame reported after it does not set it.
+ * x86 and ia32: a return address was reported that lies in code but that
+ * no call instruction precedes (a signal trampoline, or a code pointer that
+ * a frame pointer used as a general register led to); it and the frames
+ * after it may be wrong.
  */
 #define FSM_UW_RES_UNRELIABLE	0x8u
 
@@ -168,10 +178,12 @@ struct fsm_uw_result {
  * it with copy_from_user_nofault() (any context) or __copy_from_user_inatomic
  * / copy_from_user (task context, may fault pages in).
  *
- * The code reader (FSM_UW_MODE_A32's call-site checks) has the same type:
- * it reads the instruction before a candidate return address, which may be
- * any value a wrong layout produced, so it must read only executable
- * mappings, never a device (VM_IO/VM_PFNMAP) one; false = "no call".
+ * The code reader (FSM_UW_MODE_A32's call-site checks, the x86 modes' check
+ * that a return address is code after a call) has the same type: it reads
+ * the instructions before a candidate return address, which may be any
+ * value a wrong layout or a frame pointer used as a general register
+ * produced, so it must read only executable mappings, never a device
+ * (VM_IO/VM_PFNMAP) one; false = "not code".
  */
 typedef FSM_UW_BOOL (*fsm_uw_read_fn)(void *ctx, unsigned long long addr,
 				      unsigned int size, unsigned long long *val);
@@ -183,10 +195,11 @@ typedef FSM_UW_BOOL (*fsm_uw_read_fn)(void *ctx, unsigned long long addr,
  *             times (4 * @max + 13 with FSM_UW_MODE_A32: two candidate
  *             records per frame, more candidates at the top); @ctx is passed
  *             through.
- * @read_code: code reader for call-site checks (FSM_UW_MODE_A32 only),
- *             called at most 2 * @max + 7 times; NULL: code is never read,
- *             no return address is vouched for and an A32 walk ends at its
- *             first record (FSM_UW_STOP_NO_CALL).
+ * @read_code: code reader for call-site checks (FSM_UW_MODE_A32, the x86
+ *             modes), called at most 2 * @max + 7 times; NULL: code is never
+ *             read, no return address is vouched for: an A32 walk ends at
+ *             its first record (FSM_UW_STOP_NO_CALL), an x86 one before its
+ *             first return address (FSM_UW_STOP_NOT_CODE).
  * @entries:   output, @max entries; entry 0 is regs->ip.
  * @res:       output: nr, stop reason, flags. Always filled.
  * Context: any in which @read and @read_code may be called; the walker
@@ -233,26 +246,37 @@ enum fsm_uwc_status {
 	FSM_UWC_QUEUE = 0,	/* first request of this entry: caller must queue the task work */
 	FSM_UWC_PENDING,	/* walk queued; your instance will be in the delivery mask */
 	FSM_UWC_DELIVERED,	/* this entry's stack was (or will be) delivered to your instance */
-	FSM_UWC_CACHED,		/* walk done, your instance was not served: read it now with
-				 * fsm_uwc_read() and emit it yourself (once: later requests
-				 * of your instance in this entry return DELIVERED) */
+	FSM_UWC_CACHED,		/* walk done, your instance was not in the delivery mask:
+				 * the completer serves it before the entry ends
+				 * (fsm_uwc_late(), fsm_uwc_entry_end()); once: later
+				 * requests of your instance in this entry return
+				 * DELIVERED */
 };
 /* Errors are negative: */
 #define FSM_UWC_EINVAL	(-22)	/* instance >= 63, cpu out of range, NULL pointer */
 #define FSM_UWC_EBUSY	(-16)	/* state kept changing (bounded retries): drop, count it */
-#define FSM_UWC_ENOENT	(-2)	/* complete/read: no such pending/done entry */
+#define FSM_UWC_ENOENT	(-2)	/* complete/abort: no such pending entry */
 
 /*
  * Per-task state. Zeroed memory is a valid idle state (so is
  * fsm_uwc_init()). The fields are private to unwind_cache.cpp; C code only
- * allocates the struct and passes pointers. Size: 1064 bytes.
+ * allocates the struct and passes pointers. Size: 32 bytes. An idle state
+ * (no entry in progress) may pass from one task to another: the next
+ * request starts a new entry whoever makes it.
  */
 struct fsm_uwc_task {
 	/* Atomic words: 8-byte aligned even where u64 is not (i386 ABI). */
 	unsigned long long state __attribute__((__aligned__(8)));	/* cookie << 3 | buf << 2 | state */
 	unsigned long long sig __attribute__((__aligned__(8)));	/* entry signature of the current cookie */
 	unsigned long long req[2] __attribute__((__aligned__(8)));	/* requester masks, indexed by buf */
-	struct fsm_uw_result res;	/* the walk of the current entry */
+};
+
+/*
+ * The walk of one entry, in memory the completer supplies
+ * (fsm_uwc_complete()) and keeps until it has served the entry.
+ */
+struct fsm_uwc_result {
+	struct fsm_uw_result res;
 	unsigned long long entries[FSM_MAX_USER_DEPTH];
 };
 
@@ -260,8 +284,9 @@ struct fsm_uwc_task {
 struct fsm_uwc_delivery {
 	unsigned long long cookie;
 	unsigned long long mask;	/* instance bits that requested before the harvest */
-	const struct fsm_uw_result *res;	/* stable until this task's next entry */
+	const struct fsm_uw_result *res;	/* in the completer's result */
 	const unsigned long long *entries;
+	unsigned long long word;	/* private: the entry's DONE state word */
 };
 
 /*
@@ -323,44 +348,53 @@ int fsm_uwc_request(struct fsm_uwc_task *t, unsigned long long sig,
 
 /*
  * fsm_uwc_complete - the task work: walk once, mark done, say whom to serve.
+ * @r:        where the walk goes (see struct fsm_uwc_result); NULL: no
+ *            memory for it, the entry completes with an empty stack
+ *            (FSM_UW_STOP_ABORTED) and @walk is not called.
  * @exit_sig: fsm_uwc_entry_sig() of the registers being walked (the ones the
  *            task returns to user with); becomes the entry's signature so
  *            that late requests on the way out match it.
  * @walk:     the walk (see fsm_uwc_walk_fn); called at most once.
  * @out:      filled on success; the caller emits out->res/out->entries for
- *            every bit of out->mask (possibly none).
+ *            every bit of out->mask (possibly none), then the late
+ *            requesters (fsm_uwc_late(), fsm_uwc_entry_end()), keeping @r
+ *            until then.
  * Context: task work of the task owning @t (may sleep if @walk does).
  * Requests from nested contexts may run concurrently.
  * Return: 0, FSM_UWC_ENOENT (nothing pending: spurious call) or
  * FSM_UWC_EBUSY (a claim or another completion is in progress; impossible
  * when called from the task's own task work).
  */
-int fsm_uwc_complete(struct fsm_uwc_task *t, unsigned long long exit_sig,
-		     fsm_uwc_walk_fn walk, void *ctx,
+int fsm_uwc_complete(struct fsm_uwc_task *t, struct fsm_uwc_result *r,
+		     unsigned long long exit_sig, fsm_uwc_walk_fn walk, void *ctx,
 		     struct fsm_uwc_delivery *out);
 
 /*
- * fsm_uwc_read - copy the finished stack of entry @cookie (for CACHED).
- * Context: any, from the task owning @t or a context nested on it.
- * Return: the number of entries copied (<= @max, *@res filled), or
- * FSM_UWC_ENOENT if @cookie is not the finished current entry.
+ * fsm_uwc_late - the late requesters of the entry @d was completed for:
+ * instance bits that asked after its harvest (their request returned
+ * FSM_UWC_CACHED) and are not in d->mask. Each instance appears at most
+ * once per entry, so a caller that serves and removes what it got (mask &
+ * ~served) needs at most 63 rounds.
+ * Context: the completer (the task's own task work, after
+ * fsm_uwc_complete() and before fsm_uwc_entry_end()): every requester of
+ * the entry either ran before it in the task's order or is nested on it
+ * and has finished.
  */
-int fsm_uwc_read(const struct fsm_uwc_task *t, unsigned long long cookie,
-		 unsigned long long *entries, unsigned int max,
-		 struct fsm_uw_result *res);
+unsigned long long fsm_uwc_late(const struct fsm_uwc_task *t,
+				const struct fsm_uwc_delivery *d);
 
 /*
- * fsm_uwc_entry_exit - forget a finished entry (optional). For callers that
- * do see a return to user space (e.g. a sys_exit probe): the next request
- * then starts a new entry whatever its signature. A pending walk is left
- * alone (its task work still runs).
- * Context: the task owning @t, never nested on a request of the same task
- * (an interrupt that ends the entry while a task-context requester is
- * between its DONE check and its request bit would let that bit leak into
- * the next entry; debug builds trap on it, see unwind_cache.h). The kernel
- * glue calls it only from the task work, in task context.
+ * fsm_uwc_entry_end - end the entry @d was completed for (DONE -> IDLE):
+ * the next request starts a new entry whatever its registers. Returns the
+ * entry's late requesters as fsm_uwc_late() does, now final: a request
+ * after this one starts another entry. If a request already started a new
+ * entry (another signature while this one was DONE), the state is left
+ * alone; the late requesters of this one are still returned.
+ * Context: the completer, as fsm_uwc_late(); never nested on a request of
+ * the same task (see unwind_cache.h, the contract).
  */
-void fsm_uwc_entry_exit(struct fsm_uwc_task *t);
+unsigned long long fsm_uwc_entry_end(struct fsm_uwc_task *t,
+				     const struct fsm_uwc_delivery *d);
 
 /*
  * fsm_uwc_abort - end a pending entry that will never be walked (its task
@@ -376,13 +410,15 @@ int fsm_uwc_abort(struct fsm_uwc_task *t, unsigned long long cookie);
 /*
  * fsm_uwc_live_mask - the instances that the current entry of @t may still
  * serve: its requester bits while it is being claimed, pending, walked or
- * done (until fsm_uwc_entry_exit()); 0 while idle (after the entry ended or
- * was aborted: nothing of it is delivered any more).
+ * done (until fsm_uwc_entry_end()); 0 while idle (after the entry ended or
+ * was aborted: nothing of it is delivered by the entry itself any more; a
+ * completer that serves the late requesters fsm_uwc_entry_end() returned
+ * covers those itself).
  *
  * For retiring an instance number: once no request for instance i can run
  * any more (its requesters are gone), a clear bit i means that this entry
  * will not deliver to i, and has finished doing so if the caller's task
- * work ends each entry with fsm_uwc_entry_exit() after its deliveries,
+ * work ends each entry with fsm_uwc_entry_end() after its deliveries,
  * ordered after them (a full barrier). A set bit may be stale (a finished
  * delivery whose entry did not end yet): ask again later.
  * Context: any, from any CPU; a snapshot (no lock, bounded). The caller

@@ -173,14 +173,16 @@ int complete_begin(fsm_uwc_task &t, u64 &w)
 	return 0;
 }
 
-void complete_end(fsm_uwc_task &t, u64 w, u64 exit_sig, fsm_uwc_delivery &out)
+void complete_end(fsm_uwc_task &t, fsm_uwc_result *r, u64 w, u64 exit_sig,
+		  fsm_uwc_delivery &out)
 {
 	const u64 b = buf_of(w);
 	const u64 c = cookie_of(w);
+	const u64 done = make_state(c, b, kStDone);
 
 	/* Relaxed: only claimers write sig, and none can run while we are BUSY. */
-	if (AtomicRef(t.sig).load(relaxed) != exit_sig)
-		t.res.flags |= FSM_UW_RES_LATE;
+	if (r && AtomicRef(t.sig).load(relaxed) != exit_sig)
+		r->res.flags |= FSM_UW_RES_LATE;
 	/*
 	 * The entry's final signature: late requests on the way out compare
 	 * against the registers we return to. Release: pairs with the acquire
@@ -194,10 +196,10 @@ void complete_end(fsm_uwc_task &t, u64 w, u64 exit_sig, fsm_uwc_delivery &out)
 	 */
 	AtomicRef(t.req[b ^ 1]).store(0, relaxed);
 	/*
-	 * Release: publishes res, entries, sig and the cleared mask to every
-	 * requester that loads DONE with acquire (fsm_uwc_read, late requests).
+	 * Release: publishes sig and the cleared mask to every requester that
+	 * loads DONE with acquire (late requests, the next claimer).
 	 */
-	AtomicRef(t.state).store(make_state(c, b, kStDone), release);
+	AtomicRef(t.state).store(done, release);
 	FSM_UWC_TEST_HOOK(t, kHookDonePublished);
 	/*
 	 * Harvest. Requesters that OR'ed their bit before this RMW are
@@ -211,45 +213,44 @@ void complete_end(fsm_uwc_task &t, u64 w, u64 exit_sig, fsm_uwc_delivery &out)
 
 	out.cookie = c;
 	out.mask = mask & ~kHarvested;
-	out.res = &t.res;
-	out.entries = t.entries;
+	out.res = r ? &r->res : &kNoResult;
+	out.entries = r ? r->entries : kNoEntries;
+	out.word = done;
 }
 
-int cache_read(const fsm_uwc_task &t, u64 cookie, u64 *entries, u32 max,
-	       fsm_uw_result &res)
+u64 cache_late(const fsm_uwc_task &t, const fsm_uwc_delivery &d)
 {
-	/* Acquire: pairs with the DONE release in complete_end (res, entries). */
-	const u64 w = AtomicRef(t.state).load(acquire);
-
-	if (cookie == FSM_UWC_COOKIE_NONE || state_of(w) != kStDone ||
-	    cookie_of(w) != cookie)
-		return FSM_UWC_ENOENT;
 	/*
-	 * Plain reads: the result only changes in the next entry of this task,
-	 * which cannot start while the task (or a context nested on it) is
-	 * still in this one (the contract in unwind_cache.h).
+	 * req[b] holds every requester's bit of the entry until the next
+	 * entry clears it for the one after (its complete_end or abort). The
+	 * next entry's walk cannot run while its completer, our caller, still
+	 * runs; an abort could (a nested request with another signature that
+	 * started an entry and could not queue its walk), but the signature of
+	 * a DONE entry is that of the registers the task returns to, which do
+	 * not change while its task work runs. Relaxed: the requesters are
+	 * this task's contexts, done before the caller in the task's order or
+	 * nested on it (fsm_uwc_late()).
 	 */
-	res = t.res;
-	const u32 n = res.nr < max ? res.nr : max;
-	for (u32 i = 0; i < n; i++)
-		entries[i] = t.entries[i];
-	return (int)n;
+	return AtomicRef(t.req[buf_of(d.word)]).load(relaxed) &
+	       ~kHarvested & ~d.mask;
 }
 
-void cache_entry_exit(fsm_uwc_task &t)
+u64 cache_entry_end(fsm_uwc_task &t, const fsm_uwc_delivery &d)
 {
-	u64 w = AtomicRef(t.state).load(relaxed);
+	u64 w = d.word;
 
-	if (state_of(w) != kStDone)
-		return;
 	/*
 	 * DONE(c,b) -> IDLE(b): keeps buf, so the next claim still uses the
 	 * mask complete_end cleared. Relaxed both ways: an RMW continues the
-	 * DONE release sequence for the next claimer; on failure the state
-	 * already moved on and there is nothing to forget.
+	 * DONE release sequence for the next claimer; on failure a request
+	 * already started another entry (another signature) and this one is
+	 * over anyway.
 	 */
-	(void)AtomicRef(t.state).cmpxchg(w, make_state(0, buf_of(w), kStIdle),
-					 relaxed, relaxed);
+	if (state_of(w) == kStDone)
+		(void)AtomicRef(t.state).cmpxchg(w, make_state(0, buf_of(w), kStIdle),
+						 relaxed, relaxed);
+	/* From here a request starts a new entry: no late requester joins. */
+	return cache_late(t, d);
 }
 
 int cache_abort(fsm_uwc_task &t, u64 cookie)
@@ -285,7 +286,7 @@ u64 cache_live_mask(const fsm_uwc_task &t)
 	/*
 	 * Acquire: pairs with the store-release of PENDING (claimer), DONE
 	 * (complete_end) and IDLE (abort), and through the RMWs after them
-	 * (complete_begin, entry_exit): the req[] word read below is at
+	 * (complete_begin, entry_end): the req[] word read below is at
 	 * least as new as that state.
 	 */
 	const u64 w = AtomicRef(t.state).load(acquire);
@@ -349,31 +350,27 @@ extern "C" int fsm_uwc_request(struct fsm_uwc_task *t, unsigned long long sig,
 	return ret;
 }
 
-extern "C" int fsm_uwc_complete(struct fsm_uwc_task *t,
+extern "C" int fsm_uwc_complete(struct fsm_uwc_task *t, struct fsm_uwc_result *r,
 				unsigned long long exit_sig,
 				fsm_uwc_walk_fn walk, void *ctx,
 				struct fsm_uwc_delivery *out)
 {
 	if (!t || !walk || !out)
 		return FSM_UWC_EINVAL;
-	return fsm::unwind::cache_complete(*t, exit_sig,
+	return fsm::unwind::cache_complete(*t, r, exit_sig,
 					   fsm::unwind::CWalk{ walk, ctx }, *out);
 }
 
-extern "C" int fsm_uwc_read(const struct fsm_uwc_task *t,
-			    unsigned long long cookie,
-			    unsigned long long *entries, unsigned int max,
-			    struct fsm_uw_result *res)
+extern "C" unsigned long long fsm_uwc_late(const struct fsm_uwc_task *t,
+					   const struct fsm_uwc_delivery *d)
 {
-	if (!t || !res || (!entries && max))
-		return FSM_UWC_EINVAL;
-	return fsm::unwind::cache_read(*t, cookie, entries, max, *res);
+	return t && d ? fsm::unwind::cache_late(*t, *d) : 0;
 }
 
-extern "C" void fsm_uwc_entry_exit(struct fsm_uwc_task *t)
+extern "C" unsigned long long fsm_uwc_entry_end(struct fsm_uwc_task *t,
+						const struct fsm_uwc_delivery *d)
 {
-	if (t)
-		fsm::unwind::cache_entry_exit(*t);
+	return t && d ? fsm::unwind::cache_entry_end(*t, *d) : 0;
 }
 
 extern "C" int fsm_uwc_abort(struct fsm_uwc_task *t, unsigned long long cookie)

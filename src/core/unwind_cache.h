@@ -20,8 +20,11 @@
  *            bit 63 (kHarvested) = the task work has taken the mask.
  *            Consecutive entries alternate between req[0] and req[1] (buf),
  *            so the next entry's mask can be cleared before it starts.
- *   res, entries   the walk of the current entry (written only while BUSY
- *            by the task work, read after DONE / after seeing kHarvested)
+ *
+ * The walk of the entry (struct fsm_uwc_result) is the completer's: it
+ * passes it to complete(), which writes it while BUSY, and keeps it until
+ * it has served the late requesters (late(), entry_end()). Only the
+ * completer reads it, so no ordering publishes it.
  *
  *   IDLE(b) ----+  request of a new entry     the claimer, once sig is set
  *               +--cmpxchg--> BUSY(c',b^1) --store-release--> PENDING(c',b^1)
@@ -30,7 +33,7 @@
  *       |                                                          v
  *       +-------store-release (after the walk)-------- BUSY(c',b^1) "walking"
  *
- *   DONE(c,b) --entry_exit(): cmpxchg--> IDLE(b)
+ *   DONE(c,b) --entry_end(): cmpxchg--> IDLE(b)
  *   PENDING(c,b) --abort(): cmpxchg--> BUSY(c,b) --store-release--> IDLE(b)
  *
  * A request in BUSY or PENDING joins the current entry whatever its
@@ -45,15 +48,17 @@
  * Who was served is decided by one atomic RMW per requester on req[buf]:
  * a requester's fetch_or returns the old mask. Without kHarvested its bit is
  * in the mask the task work will take (PENDING); with kHarvested it was
- * either already in it (DELIVERED) or not (CACHED: the requester emits the
- * finished stack itself, exactly once per instance and entry because its
- * bit is now set). There is no window where a request is lost or served
- * twice.
+ * either already in it (DELIVERED) or not (CACHED, exactly once per
+ * instance and entry because its bit is now set). The completer serves the
+ * CACHED ones from req[buf] minus the harvested mask before and when it
+ * ends the entry (late(), entry_end()): a CACHED requester ran before the
+ * completer's read in the task's order, or is nested on it and finished.
+ * There is no window where a request is lost or served twice.
  *
  * Concurrency contract: requests for a task come from the task itself and
  * from contexts nested on it (IRQ, NMI), complete() runs in the task's own
  * task work. Entries of one task never overlap: the next entry starts after
- * complete() returned and the caller ended the entry (entry_exit(), which
+ * complete() returned and the caller ended the entry (entry_end(), which
  * the kernel glue calls at the end of the task's works: a DONE entry never
  * outlives its way out to user space). Within those rules every operation
  * is lock-free and bounded. Outside them (two unrelated threads on one
@@ -63,8 +68,12 @@
  * into the next entry, which then serves an instance that never asked in
  * it). The user-space race tests keep to the contract (a "task" thread plus
  * "nested" requesters on the same entry); the kernel glue keeps to it by
- * construction (a task's slot is only ever used by that task, from
- * fsm_ustack_request() on current and from its own task works).
+ * construction: a slot (and its fsm_uwc_task) belongs to one task from the
+ * request that claims it until no request, entry or task work of that task
+ * uses it any more (the entry ended: IDLE), and only then passes to another
+ * task, through a fully ordered RMW on the slot's owner word
+ * (src/kernel/ustack.c); the entries of two tasks on one fsm_uwc_task are
+ * then consecutive entries like any others.
  *
  * Enforced where FSM_ASSERT checks (user-space tests, FSM_DEBUG kernels): a
  * requester whose RMW found no kHarvested (it will be served by the harvest
@@ -79,15 +88,17 @@
  * Memory ordering (each access in unwind_cache.cpp names its pair):
  *  - state: load-acquire by requesters and complete pairs with the
  *    store-release of PENDING (publishes sig and the claimer's bit) and of
- *    DONE (publishes res/entries, the final sig, the cleared next mask);
- *    the cmpxchg's in between are RMWs, so they continue those release
+ *    DONE (publishes the final sig and the cleared next mask); the
+ *    cmpxchg's in between are RMWs, so they continue those release
  *    sequences.
  *  - sig: written with release after the state left DONE/IDLE, read with
  *    acquire followed by a re-load of state: a reader that sees a new sig
  *    also sees the new state and retries (no fence needed).
  *  - req[buf]: the harvest fetch_or is acq_rel and requesters' fetch_or is
- *    acquire: a CACHED requester has read kHarvested, so it sees res/entries
- *    (stored before DONE, which precedes the harvest).
+ *    acquire (the chain of RMWs on the word). The late requesters' bits are
+ *    read by the completer, the task itself: a requester ran before it in
+ *    the task's order or nested on it, so no ordering beyond program order
+ *    is needed there.
  */
 #ifndef FSM_UNWIND_CACHE_H
 #define FSM_UNWIND_CACHE_H
@@ -158,11 +169,10 @@ extern void (*test_hook)(fsm_uwc_task *t, u32 point);
 /* See fsm_uwc_request(). */
 [[nodiscard]] int cache_request(fsm_uwc_task &t, u64 sig, u32 instance,
 				u64 *cpu_counter, u32 cpu, u64 &cookie);
-/* See fsm_uwc_read(). */
-[[nodiscard]] int cache_read(const fsm_uwc_task &t, u64 cookie, u64 *entries,
-			     u32 max, fsm_uw_result &res);
-/* See fsm_uwc_entry_exit(). */
-void cache_entry_exit(fsm_uwc_task &t);
+/* See fsm_uwc_late(). */
+[[nodiscard]] u64 cache_late(const fsm_uwc_task &t, const fsm_uwc_delivery &d);
+/* See fsm_uwc_entry_end(). */
+u64 cache_entry_end(fsm_uwc_task &t, const fsm_uwc_delivery &d);
 /* See fsm_uwc_abort(). */
 [[nodiscard]] int cache_abort(fsm_uwc_task &t, u64 cookie);
 /* See fsm_uwc_live_mask(). */
@@ -174,35 +184,46 @@ void cache_entry_exit(fsm_uwc_task &t);
  * The two halves of complete() around the walk (unwind_cache.cpp).
  * complete_begin: PENDING(c,b) -> BUSY(c,b); 0 and *w = the BUSY word, or
  * FSM_UWC_ENOENT / FSM_UWC_EBUSY.
- * complete_end: stores the final sig, publishes DONE, takes the mask.
+ * complete_end: stores the final sig, publishes DONE, takes the mask;
+ * out.res/out.entries point into @r (the empty result below if @r is NULL).
  */
 [[nodiscard]] int complete_begin(fsm_uwc_task &t, u64 &w);
-void complete_end(fsm_uwc_task &t, u64 w, u64 exit_sig, fsm_uwc_delivery &out);
+void complete_end(fsm_uwc_task &t, fsm_uwc_result *r, u64 w, u64 exit_sig,
+		  fsm_uwc_delivery &out);
+
+/* The result of an entry completed without memory for its walk. */
+inline constexpr fsm_uw_result kNoResult = {
+	.nr = 0, .stop = FSM_UW_STOP_ABORTED, .flags = 0, .mode = FSM_UW_MODE_NONE
+};
+inline constexpr u64 kNoEntries[1] = {};
 
 /*
  * cache_complete - the task work: walk once, mark done, report whom to serve.
+ * @r:    the caller's result buffer, or nullptr (no memory: an empty stack,
+ *        @walk not called).
  * @walk: functor u32(u64 *entries, u32 max, fsm_uw_result &res), called at
- *        most once, while no one else reads t.entries/t.res.
+ *        most once.
  * Return, context: see fsm_uwc_complete().
  */
 template <typename Walk>
-[[nodiscard]] int cache_complete(fsm_uwc_task &t, u64 exit_sig, Walk &&walk,
-				 fsm_uwc_delivery &out)
+[[nodiscard]] int cache_complete(fsm_uwc_task &t, fsm_uwc_result *r, u64 exit_sig,
+				 Walk &&walk, fsm_uwc_delivery &out)
 {
 	u64 w;
 	int ret = complete_begin(t, w);
 
 	if (ret)
 		return ret;
-	/* BUSY(c,b) is ours: only this thread writes res/entries now. */
-	t.res.nr = 0;
-	t.res.flags = 0;
-	t.res.stop = FSM_UW_STOP_ABORTED;
-	t.res.mode = FSM_UW_MODE_NONE;
-	const u32 nr = walk(t.entries, (u32)FSM_MAX_USER_DEPTH, t.res);
-	/* The return value is authoritative; a broken walk must not overrun readers. */
-	t.res.nr = nr < FSM_MAX_USER_DEPTH ? nr : FSM_MAX_USER_DEPTH;
-	complete_end(t, w, exit_sig, out);
+	if (r) {
+		r->res.nr = 0;
+		r->res.flags = 0;
+		r->res.stop = FSM_UW_STOP_ABORTED;
+		r->res.mode = FSM_UW_MODE_NONE;
+		const u32 nr = walk(r->entries, (u32)FSM_MAX_USER_DEPTH, r->res);
+		/* The return value is authoritative; a broken walk must not overrun readers. */
+		r->res.nr = nr < FSM_MAX_USER_DEPTH ? nr : FSM_MAX_USER_DEPTH;
+	}
+	complete_end(t, r, w, exit_sig, out);
 	return 0;
 }
 

@@ -26,6 +26,7 @@ constexpr const char *kStopNames[] = {
 	"aborted",		/* FSM_UW_STOP_ABORTED */
 	"invalid",		/* FSM_UW_STOP_INVALID */
 	"no_call",		/* FSM_UW_STOP_NO_CALL */
+	"not_code",		/* FSM_UW_STOP_NOT_CODE */
 };
 static_assert(sizeof(kStopNames) / sizeof(kStopNames[0]) == FSM_UW_NR_STOPS,
 	      "kStopNames must name every enum fsm_uw_stop");

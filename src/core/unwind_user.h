@@ -64,6 +64,21 @@
  * the glue passes GENMASK_ULL(63, vabits_actual), which also drops a top
  * byte tag (TBI): user addresses never have those bits.
  *
+ * x86 (kVouchX86): code built without frame pointers (Debian's glibc, most
+ * of libpython) uses rbp/ebp as an ordinary register, so where the chain
+ * passes through such code the "frame record" is whatever memory that
+ * register points at, and the "return address" any word of it. Such memory
+ * may change while the task is in the kernel (a read() into the buffer
+ * rbp points at; another thread): the kernel's own walker, which reads it
+ * at the event, and ours, which reads it on the way out, then disagree,
+ * and both print garbage as a frame. So every return address read from a
+ * record must lie in executable code (the code reader refuses anything
+ * else): if not, it is not a return address and the walk stops before it
+ * (FSM_UW_STOP_NOT_CODE). In code, a call instruction must end right
+ * before it (x86_vouch()); if none does (a signal trampoline's first
+ * instruction, a code pointer stored in data), it is reported flagged
+ * (FSM_UW_RES_UNRELIABLE), and so is every frame after it.
+ *
  * One generic loop, walk(), applies the table; each safety rule is one
  * commented line in it. Memory is read through a functor the caller
  * supplies, which reports faults; the walker itself never faults, sleeps,
@@ -115,6 +130,7 @@ struct FrameDesc {
 /* ModeDesc.fixup: what to do with every return address read. */
 inline constexpr u8 kFixPac = 0x1;	/* clear regs.pac_mask bits (arm64 PAC/tags) */
 inline constexpr u8 kFixThumb = 0x2;	/* bit 0 = Thumb state: clear it, flag it */
+inline constexpr u8 kVouchX86 = 0x4;	/* must be code, after a call: x86_vouch() */
 
 /* ModeDesc.pick: how a chained frame's layout is chosen. */
 inline constexpr u8 kPickFixed = 0;	/* always .frame */
@@ -124,7 +140,7 @@ struct ModeDesc {
 	FrameDesc frame;	/* a frame reached through fp */
 	FrameDesc entry;	/* the top frame with FSM_UW_REGS_AT_ENTRY */
 	u8 word_size;		/* 4 or 8; also the address width of the mode */
-	u8 fixup;		/* kFixPac, kFixThumb */
+	u8 fixup;		/* kFixPac, kFixThumb, kVouchX86 */
 	u8 pick;		/* kPickFixed, kPickCallSite */
 	FrameDesc alt;		/* kPickCallSite: the other candidate layout */
 };
@@ -140,12 +156,12 @@ constexpr ModeDesc kModes[FSM_UW_NR_MODES] = {
 	/* FSM_UW_MODE_X86_64: push %rbp; mov %rsp,%rbp */
 	{ .frame = { .cfa_off = 16, .ra_off = -8, .fp_off = -16, .flags = 0 },
 	  .entry = { .cfa_off = 8, .ra_off = -8, .fp_off = 0, .flags = kCfaFromSp },
-	  .word_size = 8, .fixup = 0,
+	  .word_size = 8, .fixup = kVouchX86,
 	  .pick = kPickFixed, .alt = {} },
 	/* FSM_UW_MODE_IA32: push %ebp; mov %esp,%ebp */
 	{ .frame = { .cfa_off = 8, .ra_off = -4, .fp_off = -8, .flags = 0 },
 	  .entry = { .cfa_off = 4, .ra_off = -4, .fp_off = 0, .flags = kCfaFromSp },
-	  .word_size = 4, .fixup = 0,
+	  .word_size = 4, .fixup = kVouchX86,
 	  .pick = kPickFixed, .alt = {} },
 	/* FSM_UW_MODE_ARM64: stp x29, x30, [sp, #-N]!; mov x29, sp */
 	{ .frame = { .cfa_off = 16, .ra_off = -8, .fp_off = -16, .flags = 0 },
@@ -170,6 +186,8 @@ constexpr ModeDesc kModes[FSM_UW_NR_MODES] = {
 };
 static_assert(kModes[FSM_UW_MODE_NONE].word_size == 0 &&
 	      kModes[FSM_UW_MODE_X86_64].frame.cfa_off == 16 &&
+	      kModes[FSM_UW_MODE_X86_64].fixup == kVouchX86 &&
+	      kModes[FSM_UW_MODE_IA32].fixup == kVouchX86 &&
 	      kModes[FSM_UW_MODE_X86_64].entry.flags == kCfaFromSp &&
 	      kModes[FSM_UW_MODE_IA32].word_size == 4 &&
 	      kModes[FSM_UW_MODE_IA32].entry.flags == kCfaFromSp &&
@@ -331,6 +349,86 @@ template <typename ReadCode>
 		return (w & 0xfe000000) == 0xfa000000;
 	return (w & 0x0f000000) == 0x0b000000 ||	/* BL<c> */
 	       (w & 0x0ffffff0) == 0x012fff30;		/* BLX<c> Rm */
+}
+
+/*
+ * x86_call_len - the length of the call instruction that starts at @b (@n
+ * bytes available), or 0 if none starts there: E8 rel32 (5 bytes), or FF
+ * /2, the near indirect call, after at most two legacy prefixes (segment
+ * overrides, 3E "notrack", 66, 67) and, in 64-bit code, one REX prefix,
+ * with its ModRM byte, SIB byte and displacement.
+ */
+[[nodiscard]] inline u32 x86_call_len(const u8 *b, u32 n, bool is64)
+{
+	u32 i = 0;
+
+	while (i < 2 && i < n &&
+	       (b[i] == 0x26 || b[i] == 0x2e || b[i] == 0x36 || b[i] == 0x3e ||
+		b[i] == 0x64 || b[i] == 0x65 || b[i] == 0x66 || b[i] == 0x67))
+		i++;
+	if (is64 && i < n && (b[i] & 0xf0) == 0x40)
+		i++;
+	if (i == 0 && n >= 5 && b[0] == 0xe8)
+		return 5;
+	if (i + 2 > n || b[i] != 0xff || ((b[i + 1] >> 3) & 7) != 2)
+		return 0;
+	const u32 mod = b[i + 1] >> 6, rm = b[i + 1] & 7;
+	u32 len = i + 2;
+
+	if (mod == 3)
+		return len;
+	if (rm == 4) {			/* SIB; base 5 with mod 0: disp32 */
+		if (len >= n)
+			return 0;
+		if (mod == 0 && (b[len] & 7) == 5)
+			len += 4;
+		len++;
+	} else if (mod == 0 && rm == 5) {	/* disp32, RIP-relative in 64-bit code */
+		len += 4;
+	}
+	return len + (mod == 1 ? 1 : mod == 2 ? 4 : 0);
+}
+
+/* x86_vouch() results. */
+inline constexpr u32 kVouchNotCode = 0;	/* not readable as code: not a return address */
+inline constexpr u32 kVouchNoCall = 1;	/* code, but no call ends right before it */
+inline constexpr u32 kVouchCall = 2;	/* a call instruction ends right before it */
+
+/*
+ * x86_vouch - is the x86 return address @ra preceded by a call? The 8
+ * bytes before it are read through the code reader (4 if @ra is closer
+ * than that to the start of its mapping) and every instruction start in
+ * them is tried (x86_call_len()): a call ending exactly at @ra vouches for
+ * it. A frame-pointer walk reads "return addresses" from wherever rbp/ebp
+ * points; in code built without frame pointers (Debian's glibc, an
+ * interpreter) that is any register value, and the word found there any
+ * data: a value in no executable mapping cannot be a return address. One
+ * or two code reads; a fault is "not code".
+ */
+template <typename ReadCode>
+[[nodiscard]] inline u32 x86_vouch(u64 ra, bool is64, ReadCode &read_code)
+{
+	u8 b[8];
+	u64 w;
+	u32 n;
+
+	if (ra >= 8 && read_code(ra - 8, 8, w))
+		n = 8;
+	else if (ra >= 4 && read_code(ra - 4, 4, w))
+		n = 4;
+	else
+		return kVouchNotCode;
+	for (u32 i = 0; i < n; i++)
+		b[i] = (u8)(w >> (8 * i));
+	/* The usual two first (the loop below would find them too): */
+	if (n == 8 && b[3] == 0xe8)			/* call rel32 */
+		return kVouchCall;
+	if (b[n - 2] == 0xff && (b[n - 1] & 0xf8) == 0xd0)	/* call *%reg */
+		return kVouchCall;
+	for (u32 start = 0; start + 2 <= n; start++)
+		if (x86_call_len(b + start, n - start, is64) == n - start)
+			return kVouchCall;
+	return kVouchNoCall;
 }
 
 /* pick_layout() scores of a candidate record; the higher one wins. */
@@ -533,8 +631,8 @@ template <typename ReadWord, typename ReadCode>
  *             kPickCallSite: two candidates (4 reads) per frame, at most 17
  *             for the top one: a32_syscall_top()).
  * @read_code: code reader, the same shape, for call-site checks only
- *             (kPickCallSite), at most 2 * max + 7 times (2 per frame, 9
- *             for the top one).
+ *             (kPickCallSite: at most 2 * max + 7 times, 2 per frame, 9 for
+ *             the top one; kVouchX86: at most 2 per return address).
  * @entries:   output array of @max entries: [0] = ip, then return addresses.
  * @res:       output; always filled (nr, stop, flags, mode).
  * Context: any in which the readers may run; never sleeps by itself.
@@ -634,6 +732,16 @@ template <typename ReadWord, typename ReadCode>
 		/* A zero return address marks the outermost frame. */
 		if (r.ra == 0)
 			return walk_stop(res, FSM_UW_STOP_END);
+		if (m->fixup & kVouchX86) {
+			const u32 v = x86_vouch(r.ra, ws == 8, read_code);
+
+			/* Not code: the record was no frame (rbp was data); stop before it. */
+			if (v == kVouchNotCode)
+				return walk_stop(res, FSM_UW_STOP_NOT_CODE);
+			/* Code no call vouches for (a signal trampoline, a code pointer). */
+			if (v == kVouchNoCall)
+				frame_unreliable = true;
+		}
 		/* Bounded depth: one more valid frame but no room for it. */
 		if (res.nr >= max)
 			return walk_stop(res, FSM_UW_STOP_DEPTH);

@@ -3,9 +3,9 @@
  * ustack_deliver.c - deferred user stacks: the records and what controls
  * them (overview in ustack.c).
  *
- * Delivery (task work of the slot's task, ustack_work.c): every instance
- * of the delivery mask gets the file_map records its stack needs and one
- * user_stack record.
+ * Delivery (the walk work of the task, ustack_work.c): every instance of
+ * the delivery mask gets the file_map records its stack needs and one
+ * user_stack record, from the entry's walk buffer (struct fsm_ust_stack).
  *
  * Deduplication: each instance that asked inserts the stack, keyed by the
  * address space (fsm_ust_mm_key()) and the frames, into its user stack map
@@ -64,6 +64,7 @@ static const char * const fsm_ust_stat_names[] = {
 	[FSM_UST_INLINE_LOST] = "user_inline_lost",
 	[FSM_UST_QUEUE_FAILED] = "user_queue_failed",
 	[FSM_UST_SAME_REGS] = "user_same_regs_refused",
+	[FSM_UST_SELF] = "user_self_refused",
 };
 static_assert(ARRAY_SIZE(fsm_ust_stat_names) == FSM_UST_NR_STATS);
 
@@ -168,11 +169,11 @@ out:
 }
 
 /*
- * The id of the slot's stack (@nr frames of it) in an instance's user map.
+ * The id of the entry's stack (@nr frames of it) in an instance's user map.
  * Fills @r's id, gen, flags (NEW, INLINE, FALLBACK) and id_reason.
- * Context: task work of the slot's task (may sleep: instance reference).
+ * Context: the walk work (may sleep: instance reference).
  */
-static void fsm_ust_get_id(struct fsm_ust_slot *slot, u32 inst_id, u32 nr,
+static void fsm_ust_get_id(const struct fsm_ust_stack *stk, u32 inst_id, u32 nr,
 			   u32 epoch, struct fsm_ust_rec *r)
 {
 	struct fsm_insert_result res;
@@ -188,12 +189,10 @@ static void fsm_ust_get_id(struct fsm_ust_slot *slot, u32 inst_id, u32 nr,
 		r->id_reason = FSM_UIR_NO_MAP;
 		goto out;
 	}
-	slot->words[FSM_UKEY_META] =
-		(r->flags & (FSM_USF_IA32 | FSM_USF_TRUNCATED | FSM_USF_UNRELIABLE)) |
-		(u64)slot->stop << 16;
+	/* the meta word (ustack_ukey.c) has the record's truncated flag */
 	/* a reset waits for inserters: keep this short and unpreempted */
 	preempt_disable();
-	ret = fsm_map_insert(umap, slot->words, FSM_UKEY_HDR + 2 * nr, epoch,
+	ret = fsm_map_insert(umap, stk->words, FSM_UKEY_HDR + 2 * nr, epoch,
 			     &res);
 	preempt_enable();
 	if (!ret) {
@@ -214,27 +213,27 @@ out:
 		fsm_inst_put(inst);
 }
 
-/* Serve one instance. Context: task work of the slot's task. */
-static void fsm_ust_deliver_one(struct fsm_ust_slot *slot, u32 inst, u64 cookie,
-				u16 flags)
+/* Serve one instance. Context: the walk work. */
+static void fsm_ust_deliver_one(const struct fsm_ust_stack *stk, u32 inst,
+				u64 cookie, u16 flags)
 {
 	struct fsm_ust_inst *ui = &fsm_ust_insts[inst];
 	u32 epoch = atomic_read(&ui->epoch);
-	u32 nr = min_t(u32, slot->nr, FSM_USTACK_MAX_RECORD_FRAMES);
-	const u64 *fr = fsm_ust_frames(slot);
+	u32 nr = min_t(u32, stk->nr, FSM_USTACK_MAX_RECORD_FRAMES);
+	const u64 *fr = fsm_ust_frames(stk);
 	struct fsm_ust_rec r = {
 		.cookie = cookie,
 		.id = FSM_USTACK_ID_NONE,
-		.flags = slot->flags | flags,
-		.reason = slot->reason,
-		.stop = slot->stop,
+		.flags = stk->flags | flags,
+		.reason = stk->reason,
+		.stop = stk->stop,
 		.frames = fr,
 	};
 	unsigned int i;
 
 	if (!READ_ONCE(ui->us_file))
 		return;		/* user_stack is off here: nothing to write */
-	if (nr < slot->nr)
+	if (nr < stk->nr)
 		r.flags |= FSM_USF_TRUNCATED;
 	for (i = 0; i < nr; i++) {
 		u64 id = fr[2 * i];
@@ -246,7 +245,7 @@ static void fsm_ust_deliver_one(struct fsm_ust_slot *slot, u32 inst, u64 cookie,
 	}
 	/* an empty stack has no id: nothing to deduplicate */
 	if (nr)
-		fsm_ust_get_id(slot, inst, nr, epoch, &r);
+		fsm_ust_get_id(stk, inst, nr, epoch, &r);
 	if (r.flags & (FSM_USF_INLINE | FSM_USF_FALLBACK))
 		r.nr = nr;
 	if (!fsm_ust_write_user_stack(inst, &r)) {
@@ -263,23 +262,23 @@ static void fsm_ust_deliver_one(struct fsm_ust_slot *slot, u32 inst, u64 cookie,
 		return;
 	}
 	fsm_ust_count(inst, FSM_UST_DELIVERED);
-	if (!slot->nr)
+	if (!stk->nr)
 		fsm_ust_count(inst, FSM_UST_EMPTY);
 	if (r.flags & FSM_USF_INLINE)
 		fsm_ust_count(inst, FSM_UST_INLINE);
 	if (r.flags & FSM_USF_FALLBACK)
 		fsm_ust_count(inst, FSM_UST_FALLBACK);
-	atomic64_inc(&ui->empty[slot->reason < FSM_URS_NR ? slot->reason : 0]);
+	atomic64_inc(&ui->empty[stk->reason < FSM_URS_NR ? stk->reason : 0]);
 }
 
-/* Serve every instance of @mask. Context: task work of the slot's task. */
-void fsm_ust_deliver(struct fsm_ust_slot *slot, u64 cookie, u64 mask,
-			    u16 flags)
+/* Serve every instance of @mask. Context: the walk work. */
+void fsm_ust_deliver(const struct fsm_ust_stack *stk, u64 cookie, u64 mask,
+		     u16 flags)
 {
 	unsigned int inst;
 
 	for_each_set_bit(inst, (unsigned long *)&mask, FSM_UST_MAX_INST)
-		fsm_ust_deliver_one(slot, inst, cookie, flags);
+		fsm_ust_deliver_one(stk, inst, cookie, flags);
 }
 
 /**
@@ -699,10 +698,20 @@ void fsm_ustack_stat_show(struct seq_file *m, struct fsm_inst *inst)
 	struct fsm_map_stats st = {};
 	struct fsm_ust_inst *ui;
 	struct fsm_map *umap;
-	unsigned int i;
+	unsigned int i, bufs, bufs_peak;
+	u64 fixed;
 
 	seq_printf(m, "user_no_id_refusals_all_instances: %lld\n",
 		   atomic64_read(&fsm_ust_no_id_refusals));
+	/* module-wide: the task table (ustack.c) */
+	fsm_ust_mem_stats(&fixed, &bufs, &bufs_peak);
+	seq_printf(m, "user_slots: %u\n", fsm_ust_nslots);
+	seq_printf(m, "user_slots_used: %u\n", fsm_ust_slots_used());
+	seq_printf(m, "user_slots_reclaimed: %llu\n", fsm_ust_slots_reclaimed());
+	seq_printf(m, "user_slots_memory_bytes: %llu\n", fixed);
+	seq_printf(m, "user_walk_buffers: %u\n", bufs);
+	seq_printf(m, "user_walk_buffers_peak: %u\n", bufs_peak);
+	seq_printf(m, "user_walk_buffer_bytes: %zu\n", sizeof(struct fsm_ust_stack));
 	if (inst->id >= FSM_UST_MAX_INST) {
 		/* an id of 63 or more: no user stacks here */
 		seq_puts(m, "user_option: 0\nuser_available: 0\n");

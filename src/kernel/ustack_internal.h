@@ -11,7 +11,8 @@
  *                     ids, the events' .reg, options/stackmap_user, statistics
  *   ustack_ukey.c     the walk: frames, then the user map key (address-space
  *                     key, file ids and offsets)
- *   ustack.c          the task table, the entry's registers
+ *   ustack.c          the task table and its references, the history of
+ *                     entry ends, the walk buffers, the entry's registers
  * This header is private to those four files.
  */
 #ifndef FSM_USTACK_INTERNAL_H
@@ -33,81 +34,91 @@ struct task_struct;
 static_assert(FSM_USTACK_MAX_FRAMES == FSM_MAX_USER_DEPTH, "ustack_abi.h and fsm_unwind.h disagree");
 static_assert(FSM_UST_MAX_INST == FSM_UWC_MAX_INSTANCES, "ustack.h and fsm_unwind.h disagree");
 
-#define FSM_UST_SLOTS		512	/* tasks tracked at once; power of two */
-#define FSM_UST_PROBE		16	/* slots looked at per lookup */
+/* The task table: 2^user_slots_bits slots (module parameter, ustack.c). */
+#define FSM_UST_SLOTS_BITS_MIN		8
+#define FSM_UST_SLOTS_BITS_MAX		16
+#define FSM_UST_SLOTS_BITS_DEFAULT	14
+#define FSM_UST_PROBE		16	/* slots per window; two windows per task */
 #define FSM_UST_NMI_QUEUE	4	/* per-CPU deferred task_work_add()s */
-#define FSM_UST_SAME_REGS_MAX	16	/* see fsm_ust_end_entry() */
+#define FSM_UST_SAME_REGS_MAX	16	/* see fsm_ust_close() */
+#define FSM_UST_HIST_WAYS	4	/* history entries per set (ustack.c) */
+
+/*
+ * The owner word of a slot: the task pointer with a reference count in its
+ * low FSM_UST_REF_BITS bits (task_structs are L1_CACHE_BYTES aligned), 0
+ * when free. The references: each request in progress (task context and
+ * the contexts nested on it), and the entry from the request that queued
+ * its walk until the walk work has served it and ended it (or the queue
+ * failed). A task with no request in progress and no entry holds no slot.
+ */
+#define FSM_UST_REF_BITS	4
+#define FSM_UST_REF_MASK	((1UL << FSM_UST_REF_BITS) - 1)
 
 /**
- * struct fsm_ust_slot - per-task state.
- * @task:      key: the task, 0 = free. Claimed with cmpxchg by a request
- *             of that task, freed with smp_store_release() by the
- *             sched_process_free probe (pairs with the acquire loads of
- *             the lookup), when nothing can run for the task any more
- * @start:     the task's start_time, second half of the key (a stale slot
- *             of a reused task_struct is reset); written after the claim
- * @exec_id:   self_exec_id when the walk was queued (exec detection)
- * @walk:      the walk task work, queued at most once per entry (cache)
- * @emit:      the emit-only task work of late requests
- * @emit_queued: @emit is queued (xchg by requesters, cleared by it)
- * @late_mask: instances to serve from @emit (atomic OR / xchg)
- * @late_cookie: the entry those late requests belong to (the emit work
- *             serves them only if the slot's stack is still that entry's)
- * @xl_cookie: the entry @frames belong to
- * @nr, @flags, @reason, @stop: the translated stack of that entry
- * @words:     the user map key of that stack (ustack.h, FSM_UKEY_*): the
- *             address-space key, a meta word, then the (file id,
- *             offset | flags) pairs (fsm_ust_frames()); written by the walk
- *             and the delivery, both task works of the slot's task (never
- *             concurrent); the frames are published by the cache's DONE
- *             store-release
- * @uwc:       the per-entry cache state
- * @end_regs:  hash of the user registers (fsm_ust_regs_hash()) when the
- *             last entry ended (fsm_ust_end_entry())
- * @same_regs: consecutive entries that ended with equal @end_regs; both
- *             written only by the slot's task works, read by requests
- *             (READ_ONCE: a heuristic bound, no ordering needed)
- * @emitting:  the instances the emit work is serving now (taken from
- *             @late_mask), ~0 while it takes them, 0 otherwise; written
- *             only by the emit work, read by fsm_ustack_ids_busy() (see
- *             there for the ordering)
+ * struct fsm_ust_slot - one task's state while it has an entry in progress.
+ * @owner:    the task and its references (FSM_UST_REF_*), 0 = free; see
+ *            ustack.c for the protocol and its memory ordering
+ * @uwc:      the per-entry cache state (32 bytes: the walk itself lives in
+ *            a struct fsm_ust_stack only while the walk work runs); idle
+ *            whenever @owner is free, so a slot passes to the next task as
+ *            it is
+ * @walk:     the slot's task work, allocated at load, queued at most once
+ *            per entry (the cache decides)
+ * @emitting: the instances the walk work is serving after the entry ended
+ *            (late requesters, fsm_ust_close()), ~0 while it ends the
+ *            entry, 0 otherwise; written only by the walk work, read by
+ *            fsm_ustack_ids_busy() (see there for the ordering)
+ *
+ * One cache line: requests of tasks on different CPUs touch different
+ * lines.
  */
 struct fsm_ust_slot {
-	unsigned long task;
-	u64 start;
-	u32 exec_id;
+	atomic_long_t owner;
+	struct fsm_uwc_task uwc;
 	struct fsm_ust_work *walk;
-	struct fsm_ust_work *emit;
-	atomic_t emit_queued;
-	atomic64_t late_mask;
-	u64 late_cookie;
-	u64 xl_cookie;
+	u64 emitting;
+} ____cacheline_aligned_in_smp;
+
+/**
+ * struct fsm_ust_stack - the walk of one entry and its user map key.
+ * @walk:   raw addresses (the cache's result buffer, fsm_uwc_complete())
+ * @nr, @flags, @reason, @stop: the translated stack
+ * @words:  the user map key (ustack.h, FSM_UKEY_*): the address-space key,
+ *          a meta word, then the (file id, offset | flags) pairs
+ *          (fsm_ust_frames())
+ *
+ * Taken by the walk work from its CPU's spare or a cache of its own
+ * (fsm_ust_stack in /proc/slabinfo), given back when it has served the
+ * entry: one object per task inside its walk work at that moment, plus
+ * one spare per CPU. Only that work writes and reads it.
+ */
+struct fsm_ust_stack {
+	struct fsm_uwc_result walk;
 	u32 nr;
 	u16 flags;
 	u8 reason;
 	u8 stop;
 	u64 words[FSM_UKEY_HDR + 2 * FSM_MAX_USER_DEPTH];
-	struct fsm_uwc_task uwc;
-	u64 end_regs;
-	u32 same_regs;
-	u64 emitting;
 };
 
-#define fsm_ust_frames(slot)	(&(slot)->words[FSM_UKEY_HDR])
+#define fsm_ust_frames(stk)	(&(stk)->words[FSM_UKEY_HDR])
 
 /**
- * struct fsm_ust_work - one task work of a slot, allocated on its own.
- * @head:   first member: at unload a queued work's func becomes kfree(),
- *          which then frees exactly this object (fsm_ustack_exit())
- * @slot:   the slot it works for
- * @queued: 1 from the queue until the work runs; whoever takes it back to
- *          0 (xchg: the work itself, a refused queue, or module exit) owns
- *          what happens next, exactly once
+ * struct fsm_ust_work - the task work of a slot, allocated on its own.
+ * @head:    first member: at unload a queued work's func becomes kfree(),
+ *           which then frees exactly this object (fsm_ustack_exit())
+ * @slot:    the slot it works for
+ * @queued:  1 from the queue until the work runs; whoever takes it back to
+ *           0 (xchg: the work itself, a refused queue, or module exit) owns
+ *           what happens next, exactly once
+ * @exec_id: self_exec_id at the request that queued it (exec detection);
+ *           written before the queue, which publishes it
  */
 struct fsm_ust_work {
 	struct callback_head head;
 	struct fsm_ust_slot *slot;
 	atomic_t queued;
+	u32 exec_id;
 };
 static_assert(offsetof(struct fsm_ust_work, head) == 0,
 	      "kfree(head) must free the whole work");
@@ -122,10 +133,10 @@ enum fsm_ust_stat {
 	FSM_UST_REQUESTS,	/* requests that got a cookie */
 	FSM_UST_QUEUED,		/* ... first of an entry: walk queued */
 	FSM_UST_REUSES,		/* ... served by an entry's single walk */
-	FSM_UST_LATE,		/* ... walk done, served by the emit work */
+	FSM_UST_LATE,		/* ... walk done, served before the entry ends */
 	FSM_UST_REFUSED,	/* kthread, io worker, exiting, no mm, kernel mode */
 	FSM_UST_NO_SLOT,	/* task table full */
-	FSM_UST_BUSY,		/* cache retries exhausted / deferral queue full */
+	FSM_UST_BUSY,		/* cache retries exhausted, slot references full */
 	FSM_UST_DELIVERED,	/* user_stack records written */
 	FSM_UST_LOST,		/* user_stack records the buffer refused */
 	FSM_UST_EMPTY,		/* user_stack records with no frame */
@@ -134,6 +145,7 @@ enum fsm_ust_stat {
 	FSM_UST_INLINE_LOST,	/* lost records that should have been INLINE */
 	FSM_UST_QUEUE_FAILED,	/* walk could not be queued: entry ended, no stack */
 	FSM_UST_SAME_REGS,	/* refused: too many entries in a row, same registers */
+	FSM_UST_SELF,		/* refused: the walk work's own events after its entry */
 	FSM_UST_NR_STATS
 };
 
@@ -162,14 +174,16 @@ struct fsm_ust_inst {
 };
 
 struct fsm_ust_walk_ctx {
-	struct fsm_ust_slot *slot;
+	struct fsm_ust_stack *stk;
+	u32 exec_id;
 	struct pt_regs *regs;
 };
 
 /* ---- shared state (defined by the file named) ---- */
 
-/* ustack.c: the task table, FSM_UST_SLOTS slots */
+/* ustack.c: the task table, fsm_ust_nslots slots */
 extern struct fsm_ust_slot *fsm_ust_slots;
+extern unsigned int fsm_ust_nslots;
 /* ustack_deliver.c: per-instance state; options/stackmap_user bits */
 extern struct fsm_ust_inst fsm_ust_insts[FSM_UST_MAX_INST];
 extern u64 fsm_ust_on;
@@ -188,11 +202,21 @@ static __always_inline void fsm_ust_count(u32 inst, enum fsm_ust_stat s)
 /* ---- shared functions (defined by the file named) ---- */
 
 /* ustack.c */
-struct fsm_ust_slot *fsm_ust_slot_get(struct task_struct *t);
+int fsm_ust_table_init(void);
+void fsm_ust_table_exit(void);
+struct fsm_ust_slot *fsm_ust_slot_get(struct task_struct *t, bool *busy);
+void fsm_ust_slot_hold(struct fsm_ust_slot *slot);
+void fsm_ust_slot_put(struct fsm_ust_slot *slot);
+unsigned int fsm_ust_slots_used(void);
+u64 fsm_ust_slots_reclaimed(void);
+struct fsm_ust_stack *fsm_ust_stack_alloc(void);
+bool fsm_ust_stack_free(struct fsm_ust_stack *stk);
+void fsm_ust_mem_stats(u64 *fixed, unsigned int *bufs, unsigned int *bufs_peak);
 void fsm_ust_task_free(void *data, struct task_struct *t);
 void fsm_ust_regs(struct pt_regs *regs, struct fsm_uw_regs *u);
 u64 fsm_ust_sig(struct pt_regs *regs);
-u64 fsm_ust_regs_hash(const struct pt_regs *regs);
+bool fsm_ust_hist_refuses(struct task_struct *t, const struct pt_regs *regs);
+void fsm_ust_hist_end(struct task_struct *t, const struct pt_regs *regs);
 
 /* ustack_work.c */
 void fsm_ust_work_refused(struct fsm_ust_work *w);
@@ -204,7 +228,7 @@ unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
 
 /* ustack_deliver.c */
 int fsm_ust_events_check(void);
-void fsm_ust_deliver(struct fsm_ust_slot *slot, u64 cookie, u64 mask,
+void fsm_ust_deliver(const struct fsm_ust_stack *stk, u64 cookie, u64 mask,
 		     u16 flags);
 
 #endif /* FSM_USTACK_INTERNAL_H */

@@ -5,10 +5,12 @@
  * ustack.c). The top of the user-stack pipeline.
  *
  * Task work (task context, just before the return to user space):
- *   fsm_uwc_complete() walks once (ustack_ukey.c); the result stays in the
- *   slot for late requesters. Every instance of the delivery mask gets the
- *   file_map records it needs and one user_stack record (ustack_deliver.c).
- *   The work then ends the entry (fsm_ust_end_entry()).
+ *   fsm_uwc_complete() walks once (ustack_ukey.c) into a buffer the work
+ *   allocates for the entry (struct fsm_ust_stack). Every instance of the
+ *   delivery mask gets the file_map records it needs and one user_stack
+ *   record (ustack_deliver.c); so does every instance that asked after the
+ *   walk, until the work ends the entry, frees the buffer and drops the
+ *   entry's reference on the slot (fsm_ust_close()).
  *
  * Queueing: task_work_add(TWA_RESUME) directly from task/irq context,
  * through a per-CPU hard irq_work from NMI (task_work_add is not NMI-safe,
@@ -16,8 +18,9 @@
  * now) and on KASAN kernels always (the add may allocate).
  *
  * Late requests (CACHED: the walk of this entry is done but this instance
- * was not in it, e.g. an event on the way out) add their instance to the
- * slot's late mask and queue a second, emit-only task work, at most once
+ * was not in it: our own records' events, an interrupt during the
+ * delivery) need nothing more: the entry is DONE only while its walk work
+ * runs, and the work serves them before it ends the entry, at most once
  * per instance and entry: no requeue livelock.
  *
  * Unload never waits for a task to return to user space (a task that asked
@@ -73,10 +76,11 @@ static struct tracepoint *fsm_ust_tp_free;
 bool fsm_ust_ready;
 /* the per-CPU half of the request cookies (fsm_uwc_request()) */
 static DEFINE_PER_CPU(u64, fsm_ust_seq);
+/* the task whose walk work frees its buffer on this CPU (fsm_ust_walk_work()) */
+static DEFINE_PER_CPU(struct task_struct *, fsm_ust_freeing);
 
 
 static void fsm_ust_walk_work(struct callback_head *head);
-static void fsm_ust_emit_work(struct callback_head *head);
 
 /*
  * Tests only: the next queue of a task work for the task with this pid
@@ -131,25 +135,22 @@ static void fsm_ust_work_leave(void)
 }
 
 /*
- * A work that will never run (the task is exiting, or the deferral queue
- * was full): end what it stood for. A walk's entry is aborted (the next
- * request starts a new one instead of joining an entry nobody walks); an
- * emit work lets the next late request queue one again.
- * Context: any.
+ * The walk work will never run (the task is exiting, or the deferral queue
+ * was full): abort its entry, so that the next request starts a new one
+ * instead of joining an entry nobody walks, and drop the entry's reference
+ * on the slot. Requesters that joined the aborted entry hold a cookie for
+ * which no user_stack record comes (counted as user_queue_failed).
+ * Context: any; the task's requests are refused from here on (exiting) or
+ * the caller is one of them.
  */
 void fsm_ust_work_refused(struct fsm_ust_work *w)
 {
 	struct fsm_ust_slot *slot = w->slot;
 	u64 cookie;
 
-	if (w == slot->walk) {
-		if (fsm_uwc_state(&slot->uwc, &cookie) == FSM_UWC_STATE_PENDING)
-			(void)fsm_uwc_abort(&slot->uwc, cookie);
-	} else {
-		/* the late requests it stood for get nothing: no record later */
-		atomic64_set(&slot->late_mask, 0);
-		atomic_set(&slot->emit_queued, 0);
-	}
+	if (fsm_uwc_state(&slot->uwc, &cookie) == FSM_UWC_STATE_PENDING)
+		(void)fsm_uwc_abort(&slot->uwc, cookie);
+	fsm_ust_slot_put(slot);
 }
 
 /* Context: task or irq (not NMI). */
@@ -234,33 +235,52 @@ bool fsm_ust_queue(struct fsm_ust_work *head)
 
 
 /*
- * End the kernel entry: called last by the slot's task works. They run on
+ * Serve the entry and end it: called last by the walk work, which runs on
  * the way out to user space (exit_to_user_mode_loop()), so a later request
- * belongs to a later entry, or to the rest of this exit path (a reschedule
- * or a signal after the work). Either way it starts a new entry and its
- * own walk of the registers the task will return to: no entry is ever
- * given another entry's stack (the old register signature could not tell
- * `f() { g(); } f(); f();` from two different callers of f). Requests made
- * while our works run (our own records, the walk's sleeps) still join this
- * entry: its state is BUSY or DONE until here. An emit work still queued
- * ends the entry itself when it has run.
+ * belongs to a later entry, or to the rest of this exit path (a
+ * reschedule or a signal after the work). Either way it starts a new entry
+ * and its own walk of the registers the task will return to: no entry is
+ * ever given another entry's stack (the old register signature could not
+ * tell `f() { g(); } f(); f();` from two different callers of f). Requests
+ * made while the work runs (our own records, the walk's sleeps, interrupts)
+ * still join this entry: it is BUSY or DONE until the end here.
+ *
+ * Who is served: the instances of the harvest (d->mask), then those that
+ * asked after it while the entry was DONE (fsm_uwc_late(): each instance
+ * at most once per entry, so at most FSM_UST_MAX_INST rounds, each round's
+ * records possibly making the next requests), then those that asked
+ * between the last round and the end (fsm_uwc_entry_end(): only a context
+ * nested in these few instructions). All from @stk, this entry's stack.
+ *
+ * Instance ids (fsm_ustack_ids_busy()): while the entry is DONE the
+ * cache's live mask covers every instance it may serve; once it ended,
+ * slot->emitting does: ~0 from before the end, then exactly the instances
+ * still to serve, then 0 after a full barrier that follows their records.
  *
  * The rest of an exit path could in theory request, walk and request again
  * forever (each walk waking a reader that preempts us on the way out). Such
  * a loop ends entries with identical user registers; after
  * FSM_UST_SAME_REGS_MAX of those in a row, requests with those registers
- * get no user stack (counted) until the registers differ. Legitimate runs of
- * entries from one identical register state that long are rare (a tight
- * loop around one syscall with nothing changing); they get "none", never a
- * wrong stack.
- * Context: task work of the slot's task.
+ * get no user stack (counted) until the registers differ (the history,
+ * fsm_ust_hist_end() in ustack.c). Legitimate runs of entries from one
+ * identical register state that long are rare (a tight loop around one
+ * syscall with nothing changing); they get "none", never a wrong stack.
+ * Context: the walk work of the slot's task.
  */
-static void fsm_ust_end_entry(struct fsm_ust_slot *slot)
+static void fsm_ust_close(struct fsm_ust_slot *slot, const struct fsm_ust_stack *stk,
+			  const struct fsm_uwc_delivery *d)
 {
-	u64 h;
+	u64 served = d->mask, late;
+	unsigned int round;
 
-	if (atomic_read(&slot->emit_queued))
-		return;	/* the emit work ends it */
+	fsm_ust_deliver(stk, d->cookie, served, 0);
+	for (round = 0; round < FSM_UST_MAX_INST; round++) {
+		late = fsm_uwc_late(&slot->uwc, d) & ~served;
+		if (!late)
+			break;
+		served |= late;
+		fsm_ust_deliver(stk, d->cookie, late, FSM_USF_LATE);
+	}
 	/*
 	 * Task works also run inside a syscall (io_uring's wait loop, ptrace
 	 * stops, get_signal()): there the entry goes on, later requests walk
@@ -268,57 +288,56 @@ static void fsm_ust_end_entry(struct fsm_ust_slot *slot)
 	 * clears TIF_NOTIFY_RESUME before it runs the works: count the bound
 	 * only there, on the way out, where the loop it stops can happen.
 	 */
-	if (test_thread_flag(TIF_NOTIFY_RESUME))
-		goto end;
-	h = fsm_ust_regs_hash(task_pt_regs(current));
-	if (h == slot->end_regs) {
-		if (slot->same_regs < U32_MAX)
-			WRITE_ONCE(slot->same_regs, slot->same_regs + 1);
-	} else {
-		WRITE_ONCE(slot->same_regs, 0);
-	}
-	WRITE_ONCE(slot->end_regs, h);
-end:
+	if (!test_thread_flag(TIF_NOTIFY_RESUME))
+		fsm_ust_hist_end(current, task_pt_regs(current));
+	/* Every id is busy while the entry ends. */
+	WRITE_ONCE(slot->emitting, ~0ULL);
 	/*
-	 * The deliveries of this entry (reads of fsm_ust_insts[id] and of
-	 * fsm_insts by id) are done before the entry reads as ended: an id
-	 * that fsm_ustack_ids_busy() then finds free may pass to another
-	 * instance at once. Pairs with the smp_mb() there.
+	 * The store precedes the end, so fsm_ustack_ids_busy() that sees the
+	 * entry idle sees it. Pairs with the smp_rmb() there.
 	 */
 	smp_mb();
-	fsm_uwc_entry_exit(&slot->uwc);
+	late = fsm_uwc_entry_end(&slot->uwc, d) & ~served;
+	WRITE_ONCE(slot->emitting, late);
+	if (late)
+		fsm_ust_deliver(stk, d->cookie, late, FSM_USF_LATE);
+	/*
+	 * The deliveries (reads of fsm_ust_insts[id] and of fsm_insts by id)
+	 * are done before the ids read as free: an id that
+	 * fsm_ustack_ids_busy() then finds free may pass to another instance
+	 * at once. Pairs with the smp_mb() at its start.
+	 */
+	smp_mb();
+	WRITE_ONCE(slot->emitting, 0);
 }
 
 /**
  * fsm_ustack_ids_busy - instance ids a user-stack delivery may still serve.
  *
  * For the reuse of instance ids (lifecycle.c). An id may be referred to
- * by: a request bit of a task's current entry (fsm_uwc_live_mask(): from
- * the request that set it until the walk work delivered it and ended the
- * entry, or until the entry was aborted or the task freed; a walk work
- * disarmed at module exit never runs), a late request bit waiting for an
- * emit work (slot->late_mask), or the emit work serving it now
- * (slot->emitting). Nothing else keeps an id: deliveries take their ids
- * only from those masks. A bit is set only by a request, i.e. a stack_id
- * probe of the instance; the caller calls this after the instance's
- * probes were detached and tracepoint_synchronize_unregister() returned,
- * so no bit of a retired id appears any more, and a clear bit stays
- * clear.
+ * by a request bit of a task's current entry (fsm_uwc_live_mask(): from
+ * the request that set it until the walk work ended the entry, or until
+ * the entry was aborted; a walk work disarmed at module exit never runs),
+ * or by the walk work serving it after the end (slot->emitting). Nothing
+ * else keeps an id: deliveries take their ids only from those. A bit is
+ * set only by a request, i.e. a stack_id probe of the instance; the caller
+ * calls this after the instance's probes were detached and
+ * tracepoint_synchronize_unregister() returned, so no bit of a retired id
+ * appears any more, and a clear bit stays clear.
  *
  * A scan of the task table: no lock, no wait, nothing on the request
  * path (which stays as it was, NMI-safe). A task that asked and sleeps
  * for an hour keeps its entry, so its ids stay busy for that hour: the
  * caller then uses other ids.
- * Ordering: the walk work ends an entry after a full barrier that follows
- * its deliveries (fsm_ust_end_entry()); the emit work publishes
- * slot->emitting before it takes slot->late_mask (xchg, fully ordered)
- * and clears it after a full barrier that follows its deliveries. Here
- * each slot's entry and late mask are read before its emitting mask
- * (smp_rmb()): a late bit already taken is then seen in emitting, or its
- * delivery is over. The smp_mb() at the start orders the scan after the
- * caller's grace period, the one at the end orders the caller's reuse
- * of a free id after the scan.
- * Context: task or atomic, any lock; O(FSM_UST_SLOTS).
+ * Ordering: the walk work stores slot->emitting (~0), then a full
+ * barrier, then ends the entry; here each slot's entry is read before its
+ * emitting mask (smp_rmb()): an entry read as ended comes with ~0 or the
+ * exact mask still served, or 0 once those records are written (the walk
+ * work's barrier before it clears the mask). A slot read as free holds
+ * nothing (it is freed after its work cleared emitting). The smp_mb() at
+ * the start orders the scan after the caller's grace period, the one at
+ * the end orders the caller's reuse of a free id after the scan.
+ * Context: task or atomic, any lock; O(fsm_ust_nslots).
  * Return: a mask of busy ids (bit i: id i).
  */
 u64 fsm_ustack_ids_busy(void)
@@ -328,16 +347,15 @@ u64 fsm_ustack_ids_busy(void)
 
 	if (!fsm_ust_slots)
 		return 0;
-	/* after the caller's grace period; pairs with fsm_ust_end_entry()'s */
+	/* after the caller's grace period; pairs with fsm_ust_close()'s */
 	smp_mb();
-	for (i = 0; i < FSM_UST_SLOTS; i++) {
+	for (i = 0; i < fsm_ust_nslots; i++) {
 		struct fsm_ust_slot *slot = &fsm_ust_slots[i];
 
-		if (!READ_ONCE(slot->task))
-			continue;	/* free: nothing pending (task freed) */
+		if (!atomic_long_read(&slot->owner))
+			continue;	/* free: idle */
 		busy |= fsm_uwc_live_mask(&slot->uwc);
-		busy |= atomic64_read(&slot->late_mask);
-		/* pairs with the emit work's xchg after its emitting store */
+		/* pairs with the smp_mb() after fsm_ust_close()'s ~0 store */
 		smp_rmb();
 		busy |= READ_ONCE(slot->emitting);
 	}
@@ -345,7 +363,6 @@ u64 fsm_ustack_ids_busy(void)
 	smp_mb();
 	return busy & (BIT_ULL(FSM_UST_MAX_INST) - 1);
 }
-
 
 
 /*
@@ -362,57 +379,50 @@ static bool fsm_ust_work_start(struct fsm_ust_work *w)
 	return false;
 }
 
+/* An entry completed without memory for its walk: an empty stack. */
+static const struct fsm_ust_stack fsm_ust_nomem = {
+	.reason = FSM_URS_NOMEM,
+	.stop = FSM_UW_STOP_ABORTED,
+};
+
 static void fsm_ust_walk_work(struct callback_head *head)
 {
 	struct fsm_ust_work *w = container_of(head, struct fsm_ust_work, head);
 	struct fsm_ust_slot *slot = w->slot;
-	struct fsm_ust_walk_ctx c = { .slot = slot, .regs = task_pt_regs(current) };
+	struct fsm_ust_walk_ctx c = { .regs = task_pt_regs(current) };
 	struct fsm_uwc_delivery out;
+	struct fsm_ust_stack *stk;
 
 	if (!fsm_ust_work_start(w))
 		return;
-	if (!fsm_uwc_complete(&slot->uwc, fsm_ust_sig(c.regs), fsm_ust_walk,
-			      &c, &out)) {
-		WRITE_ONCE(slot->xl_cookie, out.cookie);
-		fsm_ust_deliver(slot, out.cookie, out.mask & ~BIT_ULL(63), 0);
-	}
-	fsm_ust_end_entry(slot);
-	fsm_ust_work_leave();
-}
-
-static void fsm_ust_emit_work(struct callback_head *head)
-{
-	struct fsm_ust_work *w = container_of(head, struct fsm_ust_work, head);
-	struct fsm_ust_slot *slot = w->slot;
-	u64 mask;
-
-	if (!fsm_ust_work_start(w))
-		return;
-	/* clear first: a request after the xchg below queues us again */
-	atomic_set(&slot->emit_queued, 0);
-	smp_mb__after_atomic();	/* pairs with the requesters' OR then xchg */
+	c.exec_id = w->exec_id;
+	/* task context on the way out: the allocation may sleep */
+	stk = fsm_ust_stack_alloc();
+	c.stk = stk;
 	/*
-	 * Every id is busy while we take the mask (fsm_ustack_ids_busy()):
-	 * ordered before the xchg, a full barrier; then exactly ours.
+	 * A queued walk always finds its entry PENDING (an entry is aborted
+	 * only when its walk could not be queued): complete() fails only on a
+	 * broken state, and then there is nothing to serve.
 	 */
-	WRITE_ONCE(slot->emitting, ~0ULL);
-	/* full barrier: the cookie of these bits is read after them */
-	mask = atomic64_xchg(&slot->late_mask, 0);
-	WRITE_ONCE(slot->emitting, mask);
+	if (!fsm_uwc_complete(&slot->uwc, stk ? &stk->walk : NULL,
+			      fsm_ust_sig(c.regs), fsm_ust_walk, &c, &out))
+		fsm_ust_close(slot, stk ?: &fsm_ust_nomem, &out);
 	/*
-	 * A walk of a newer entry may have run first (a late request raced
-	 * with the end of its entry, then a new entry's walk was queued ahead
-	 * of us): its frames are not the late requesters'. They get no record
-	 * then (counted), never the newer entry's stack.
+	 * The entry has ended: a request of this task now would start a new
+	 * one, and freeing the buffer fires kmem events (a source like any
+	 * other: kmem:kmem_cache_free): each free would queue a walk whose
+	 * free queues the next, forever, inside this task_work_run(). The
+	 * free is the work's own doing, still on the same way out: requests
+	 * it makes from task context are refused (counted, user_self_refused;
+	 * fsm_ustack_request()). Not preemptible, so the marker is this CPU's.
 	 */
-	if (mask && READ_ONCE(slot->late_cookie) == READ_ONCE(slot->xl_cookie))
-		fsm_ust_deliver(slot, slot->xl_cookie, mask, FSM_USF_LATE);
-	else if (mask)
-		fsm_ust_count(__ffs64(mask), FSM_UST_QUEUE_FAILED);
-	/* our deliveries are done before the ids read as free again */
-	smp_mb();
-	WRITE_ONCE(slot->emitting, 0);
-	fsm_ust_end_entry(slot);
+	preempt_disable();
+	this_cpu_write(fsm_ust_freeing, current);
+	fsm_ust_stack_free(stk);
+	this_cpu_write(fsm_ust_freeing, NULL);
+	preempt_enable();
+	/* the entry's reference (fsm_ustack_request(), FSM_UWC_QUEUE) */
+	fsm_ust_slot_put(slot);
 	fsm_ust_work_leave();
 }
 
@@ -425,13 +435,12 @@ static void fsm_ust_find_tp(struct tracepoint *tp, void *priv)
 		fsm_ust_tp_free = tp;
 }
 
-static struct fsm_ust_work *fsm_ust_work_new(struct fsm_ust_slot *slot,
-					     task_work_func_t fn)
+static struct fsm_ust_work *fsm_ust_work_new(struct fsm_ust_slot *slot)
 {
 	struct fsm_ust_work *w = kzalloc(sizeof(*w), GFP_KERNEL);
 
 	if (w) {
-		init_task_work(&w->head, fn);
+		init_task_work(&w->head, fsm_ust_walk_work);
 		w->slot = slot;
 	}
 	return w;
@@ -442,12 +451,8 @@ static void fsm_ust_free_works(void)
 {
 	unsigned int i;
 
-	if (!fsm_ust_slots)
-		return;
-	for (i = 0; i < FSM_UST_SLOTS; i++) {
+	for (i = 0; fsm_ust_slots && i < fsm_ust_nslots; i++)
 		kfree(fsm_ust_slots[i].walk);
-		kfree(fsm_ust_slots[i].emit);
-	}
 }
 
 /*
@@ -457,7 +462,7 @@ static void fsm_ust_free_works(void)
  * (fsm_ust_work_start(): it runs or ran, exit waits for it), or a refused
  * queue. func is written before the xchg: a task that reads func after the
  * xchg calls kfree() (core kernel code) on the object; a task that read the
- * old func before runs fsm_ust_*_work(), whose xchg sees 0 and frees it.
+ * old func before runs fsm_ust_walk_work(), whose xchg sees 0 and frees it.
  * Return: true if the work is not ours any more.
  */
 static bool fsm_ust_work_disarm(struct fsm_ust_work *w)
@@ -474,8 +479,9 @@ static bool fsm_ust_work_disarm(struct fsm_ust_work *w)
  * Request (any context, NMI included; fsm_ustack_request(), called by the
  * capture of an instance with options/stackmap_user set, record.c):
  *   refuse kernel threads, io workers, exiting tasks, tasks without mm or
- *   not coming from user space; find or claim the task's slot (ustack.c);
- *   ask the per-entry cache (fsm_uwc_request). The first request of an
+ *   not coming from user space; find or claim the task's slot and take a
+ *   reference on it (ustack.c); ask the per-entry cache (fsm_uwc_request);
+ *   drop the reference. The first request of an
  *   entry queues the slot's task work with task_work_add(TWA_RESUME):
  *   directly from task/irq context, through a per-CPU hard irq_work from
  *   NMI (task_work_add is not NMI-safe, and the irq_work's interrupt makes
@@ -508,7 +514,8 @@ u64 fsm_ustack_request(u32 inst_id)
 	struct task_struct *t = current;
 	struct fsm_ust_slot *slot;
 	struct pt_regs *regs;
-	u64 cookie = 0;
+	u64 cookie = 0, c = 0;
+	bool busy;
 	int ret;
 
 	if (inst_id >= FSM_UST_MAX_INST ||
@@ -524,30 +531,36 @@ u64 fsm_ustack_request(u32 inst_id)
 		fsm_ust_count(inst_id, FSM_UST_REFUSED);
 		return 0;
 	}
-	slot = fsm_ust_slot_get(t);
+	/* our walk work's own events after its entry ended (the buffer's free) */
+	if (unlikely(this_cpu_read(fsm_ust_freeing) == t) && in_task()) {
+		fsm_ust_count(inst_id, FSM_UST_SELF);
+		return 0;
+	}
+	slot = fsm_ust_slot_get(t, &busy);
 	if (!slot) {
-		fsm_ust_count(inst_id, FSM_UST_NO_SLOT);
+		fsm_ust_count(inst_id, busy ? FSM_UST_BUSY : FSM_UST_NO_SLOT);
 		return 0;
 	}
 	/*
-	 * The loop bound of fsm_ust_end_entry(), for task-context requests
-	 * only: an interrupt or NMI that asks (a timer sampling a user spin
-	 * loop: identical registers each time) opens an entry of its own and
-	 * cannot be that loop.
+	 * The loop bound of fsm_ust_close(), for task-context requests that
+	 * would start an entry: an interrupt or NMI that asks (a timer
+	 * sampling a user spin loop: identical registers each time) opens an
+	 * entry of its own and cannot be that loop.
 	 */
-	if (unlikely(READ_ONCE(slot->same_regs) >= FSM_UST_SAME_REGS_MAX) &&
-	    in_task() && fsm_uwc_state(&slot->uwc, NULL) == FSM_UWC_STATE_IDLE &&
-	    fsm_ust_regs_hash(regs) == READ_ONCE(slot->end_regs)) {
+	if (in_task() && fsm_uwc_state(&slot->uwc, NULL) == FSM_UWC_STATE_IDLE &&
+	    unlikely(fsm_ust_hist_refuses(t, regs))) {
 		fsm_ust_count(inst_id, FSM_UST_SAME_REGS);
-		return 0;
+		goto out;
 	}
 	ret = fsm_uwc_request(&slot->uwc, fsm_ust_sig(regs), inst_id,
 			      this_cpu_ptr(&fsm_ust_seq), raw_smp_processor_id(),
-			      &cookie);
+			      &c);
 	switch (ret) {
 	case FSM_UWC_QUEUE:
-		/* only the claimer writes it; read by our own task work */
-		slot->exec_id = t->self_exec_id;
+		/* the entry's reference, dropped by the walk work or a refusal */
+		fsm_ust_slot_hold(slot);
+		/* only the claimer writes it; the queue publishes it */
+		slot->walk->exec_id = t->self_exec_id;
 		if (!fsm_ust_queue(slot->walk)) {
 			/*
 			 * Nobody will walk this entry: end it now, or every
@@ -555,7 +568,7 @@ u64 fsm_ustack_request(u32 inst_id)
 			 */
 			fsm_ust_work_refused(slot->walk);
 			fsm_ust_count(inst_id, FSM_UST_QUEUE_FAILED);
-			return 0;
+			goto out;
 		}
 		fsm_ust_count(inst_id, FSM_UST_QUEUED);
 		break;
@@ -564,30 +577,25 @@ u64 fsm_ustack_request(u32 inst_id)
 		fsm_ust_count(inst_id, FSM_UST_REUSES);
 		break;
 	case FSM_UWC_CACHED:
-		/* all late requests of an entry have its cookie */
-		WRITE_ONCE(slot->late_cookie, cookie);
-		/* orders the cookie before the bit: the emit work reads them so */
-		smp_mb__before_atomic();
-		atomic64_or(BIT_ULL(inst_id), &slot->late_mask);
-		/* one emit work at a time; it re-reads the mask */
-		if (!atomic_xchg(&slot->emit_queued, 1) &&
-		    !fsm_ust_queue(slot->emit)) {
-			fsm_ust_work_refused(slot->emit);
-			fsm_ust_count(inst_id, FSM_UST_QUEUE_FAILED);
-			return 0;
-		}
+		/*
+		 * The walk is done and its work is running (DONE lasts only
+		 * that long): it serves us before it ends the entry.
+		 */
 		fsm_ust_count(inst_id, FSM_UST_LATE);
 		break;
 	default:
 		fsm_ust_count(inst_id, FSM_UST_BUSY);
-		return 0;
+		goto out;
 	}
 	fsm_ust_count(inst_id, FSM_UST_REQUESTS);
+	cookie = c;
+out:
+	fsm_ust_slot_put(slot);
 	return cookie;
 }
 
 /**
- * fsm_ustack_init - allocate the task table, hook task frees.
+ * fsm_ustack_init - allocate the task table and the works, hook task frees.
  * Context: task (module init, before any stack_id probe is attached).
  * Return: 0 or -errno.
  */
@@ -603,17 +611,14 @@ int fsm_ustack_init(void)
 	ret = fsm_fileid_init();
 	if (ret)
 		return ret;
-	fsm_ust_slots = vzalloc(array_size(FSM_UST_SLOTS, sizeof(*fsm_ust_slots)));
-	if (!fsm_ust_slots) {
-		ret = -ENOMEM;
+	ret = fsm_ust_table_init();
+	if (ret)
 		goto fail;
-	}
-	for (i = 0; i < FSM_UST_SLOTS; i++) {
+	for (i = 0; i < fsm_ust_nslots; i++) {
 		struct fsm_ust_slot *slot = &fsm_ust_slots[i];
 
-		slot->walk = fsm_ust_work_new(slot, fsm_ust_walk_work);
-		slot->emit = fsm_ust_work_new(slot, fsm_ust_emit_work);
-		if (!slot->walk || !slot->emit) {
+		slot->walk = fsm_ust_work_new(slot);
+		if (!slot->walk) {
 			ret = -ENOMEM;
 			goto fail;
 		}
@@ -634,8 +639,7 @@ int fsm_ustack_init(void)
 	return 0;
 fail:
 	fsm_ust_free_works();
-	vfree(fsm_ust_slots);
-	fsm_ust_slots = NULL;
+	fsm_ust_table_exit();
 	fsm_fileid_exit();
 	return ret;
 }
@@ -671,13 +675,11 @@ void fsm_ustack_exit(void)
 	/* hand-offs still in the per-CPU queues reach task_work_add() */
 	for_each_possible_cpu(cpu)
 		irq_work_sync(&per_cpu(fsm_ust_nmiq, cpu).work);
-	for (i = 0; i < FSM_UST_SLOTS; i++) {
+	for (i = 0; i < fsm_ust_nslots; i++) {
 		struct fsm_ust_slot *slot = &fsm_ust_slots[i];
 
 		if (fsm_ust_work_disarm(slot->walk))
 			slot->walk = NULL;	/* its task frees it */
-		if (fsm_ust_work_disarm(slot->emit))
-			slot->emit = NULL;
 	}
 	while (!wait_event_timeout(fsm_ust_wq, !atomic_read(&fsm_ust_running),
 				   10 * HZ))
@@ -689,8 +691,7 @@ void fsm_ustack_exit(void)
 	/* the free probe's last instructions */
 	tracepoint_synchronize_unregister();
 	fsm_ust_free_works();
-	vfree(fsm_ust_slots);
-	fsm_ust_slots = NULL;
+	fsm_ust_table_exit();
 	fsm_fileid_exit();
 }
 

@@ -91,8 +91,8 @@ const char *compat_name(uint16_t e_machine);
 /*
  * The flag words of a user stack header as stack_map prints them:
  * ", ia32" / ", aarch32" (FSM_USF_IA32), ", truncated", ", unreliable"
- * (FSM_USF_UNRELIABLE, 0x80: AArch32 frames past entry 0 may be wrong or
- * missing); "" for none.
+ * (FSM_USF_UNRELIABLE, 0x80: frames past entry 0 may be wrong or missing:
+ * AArch32's layouts, x86 return addresses no call precedes); "" for none.
  */
 std::string ustack_flag_text(uint16_t flags, uint16_t e_machine);
 

@@ -62,7 +62,7 @@ public:
 		if (s.u.truncated)
 			std::cout << " => [truncated]\n";
 		if (s.u.unreliable)
-			std::cout << " => [unreliable: AArch32 frames may be wrong or missing]\n";
+			std::cout << " => [unreliable: frames past the first may be wrong or missing]\n";
 	}
 
 	int finish(const Totals &) override { return 0; }

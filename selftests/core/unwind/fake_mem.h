@@ -47,19 +47,7 @@ public:
 	bool read(u64 addr, u32 size, u64 &out) const
 	{
 		reads_++;
-		if (addr < watch_hi_ && addr + size > watch_lo_)
-			watched_++;
-		if (size != 4 && size != 8)
-			return false;
-		u64 v = 0;
-		for (u32 i = 0; i < size; i++) {
-			auto it = bytes_.find(addr + i);
-			if (it == bytes_.end())
-				return false;
-			v |= (u64)it->second << (8 * i);
-		}
-		out = v;
-		return true;
+		return read_bytes(addr, size, out);
 	}
 
 	/*
@@ -72,6 +60,13 @@ public:
 		for (u32 i = 0; i < 4; i++)
 			code_[addr + i] = true;
 	}
+	void put_code(u64 addr, const uint8_t *b, u32 n)
+	{
+		for (u32 i = 0; i < n; i++) {
+			bytes_[addr + i] = b[i];
+			code_[addr + i] = true;
+		}
+	}
 
 	bool read_code(u64 addr, u32 size, u64 &out) const
 	{
@@ -79,7 +74,7 @@ public:
 		for (u32 i = 0; i < size; i++)
 			if (!code_.count(addr + i))
 				return false;
-		return read(addr, size, out);
+		return read_bytes(addr, size, out);
 	}
 
 	/* Functors for fsm::unwind::walk(): stack (any mapped byte) and code. */
@@ -112,11 +107,28 @@ public:
 		return ok;
 	}
 
-	/* All reads (stack and code; a code read counts once more as a stack read). */
+	/* Stack reads and code reads, counted apart. */
 	u64 reads() const { return reads_; }
 	u64 code_reads() const { return code_reads_; }
 
 private:
+	bool read_bytes(u64 addr, u32 size, u64 &out) const
+	{
+		if (addr < watch_hi_ && addr + size > watch_lo_)
+			watched_++;
+		if (size != 4 && size != 8)
+			return false;
+		u64 v = 0;
+		for (u32 i = 0; i < size; i++) {
+			auto it = bytes_.find(addr + i);
+			if (it == bytes_.end())
+				return false;
+			v |= (u64)it->second << (8 * i);
+		}
+		out = v;
+		return true;
+	}
+
 	std::map<u64, uint8_t> bytes_;
 	std::map<u64, bool> code_;
 	mutable u64 reads_ = 0, code_reads_ = 0;
@@ -125,18 +137,41 @@ private:
 };
 
 /*
+ * x86: the call that returns to @ra, "call rel32" (e8 + 4 bytes) after three
+ * nops, so that the 8 bytes before @ra are code and a call ends at @ra
+ * (the x86 walks check both: x86_vouch() in unwind_user.h).
+ */
+inline void put_x86_call(FakeMem &m, u64 ra)
+{
+	static const uint8_t call[8] = { 0x90, 0x90, 0x90, 0xe8, 0x10, 0x20, 0x30, 0x40 };
+
+	m.put_code(ra - 8, call, 8);
+}
+
+/*
  * Write one frame record at @fp for @mode: the caller's fp (@saved_fp) and
- * the return address (@ra), in the layout the compilers actually produce.
+ * the return address (@ra), in the layout the compilers actually produce;
+ * x86: and the call before @ra (put_x86_call()), as a real call leaves it.
  */
 inline void put_record(FakeMem &m, u32 mode, u64 fp, u64 saved_fp, u64 ra)
 {
 	switch (mode) {
 	case FSM_UW_MODE_X86_64:	/* push %rbp; mov %rsp,%rbp */
+		if (ra >= 8)
+			put_x86_call(m, ra);
+		m.put64(fp, saved_fp);
+		m.put64(fp + 8, ra);
+		break;
 	case FSM_UW_MODE_ARM64:		/* stp x29, x30, [sp, #-16]!; mov x29, sp */
 		m.put64(fp, saved_fp);
 		m.put64(fp + 8, ra);
 		break;
 	case FSM_UW_MODE_IA32:		/* push %ebp; mov %esp,%ebp */
+		if (ra >= 8)
+			put_x86_call(m, ra);
+		m.put32(fp, saved_fp);
+		m.put32(fp + 4, ra);
+		break;
 	case FSM_UW_MODE_A32_FRAME_RECORD:	/* push {r11, lr}; mov r11, sp */
 	case FSM_UW_MODE_A32:		/* either layout: the frame record here */
 		m.put32(fp, saved_fp);

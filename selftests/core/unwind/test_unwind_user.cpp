@@ -35,7 +35,7 @@ Walked walk(const FakeMem &m, const fsm_uw_regs &regs, u32 max = FSM_MAX_USER_DE
 	u64 r0 = m.reads(), c0 = m.code_reads();
 	u32 n = fsm::unwind::walk(regs, m.reader(), m.code_reader(), buf.data(), max, res);
 	u64 code_reads = m.code_reads() - c0;
-	u64 reads = m.reads() - r0 - (code_reads);	/* a code read reads once */
+	u64 reads = m.reads() - r0;
 	u32 cn = fsm_uw_walk(&regs, FakeMem::c_read, FakeMem::c_read_code,
 			     const_cast<FakeMem *>(&m), cbuf.data(), max, &cres);
 
@@ -48,9 +48,12 @@ Walked walk(const FakeMem &m, const fsm_uw_regs &regs, u32 max = FSM_MAX_USER_DE
 	if (regs.mode == FSM_UW_MODE_A32) {
 		EXPECT_LE(reads, 4ull * max + 13) << "stack read bound";
 		EXPECT_LE(code_reads, 2ull * max + 7) << "code read bound";
+	} else if (regs.mode == FSM_UW_MODE_X86_64 || regs.mode == FSM_UW_MODE_IA32) {
+		EXPECT_LE(reads, 2ull * max) << "read bound";
+		EXPECT_LE(code_reads, 2ull * max) << "code read bound (x86_vouch())";
 	} else {
 		EXPECT_LE(reads, 2ull * max) << "read bound";
-		EXPECT_EQ(code_reads, 0u) << "only AArch32 reads code";
+		EXPECT_EQ(code_reads, 0u) << "arm64 and the fixed A32 layouts read no code";
 	}
 	EXPECT_LT(res.stop, (u32)FSM_UW_NR_STOPS);
 	for (size_t i = res.nr; i < buf.size(); i++)
@@ -571,6 +574,170 @@ TEST(UnwindUser, Arm64PacAndTagStripped)
 	EXPECT_EQ(w.res.flags, 0u);
 }
 
+/* ---- x86: return addresses must be code after a call (x86_vouch()) ----- */
+
+namespace {
+
+/* @bytes as code ending right before @ra (the instruction that called). */
+void put_code_before(FakeMem &m, u64 ra, std::vector<uint8_t> bytes)
+{
+	while (bytes.size() < 8)
+		bytes.insert(bytes.begin(), 0xcc);	/* int3 padding in front */
+	m.put_code(ra - bytes.size(), bytes.data(), (u32)bytes.size());
+}
+
+u32 vouch(const std::vector<uint8_t> &call, bool is64 = true)
+{
+	FakeMem m;
+	put_code_before(m, 0x401000, call);
+	auto rc = m.code_reader();
+	return fsm::unwind::x86_vouch(0x401000, is64, rc);
+}
+
+} /* namespace */
+
+TEST(UnwindUser, X86CallEncodings)
+{
+	using fsm::unwind::kVouchCall;
+	using fsm::unwind::kVouchNoCall;
+	using fsm::unwind::kVouchNotCode;
+
+	/* What GCC and glibc emit before a return address. */
+	EXPECT_EQ(vouch({ 0xe8, 0x12, 0x34, 0x56, 0x78 }), kVouchCall) << "call rel32";
+	EXPECT_EQ(vouch({ 0xff, 0xd0 }), kVouchCall) << "call *%rax";
+	EXPECT_EQ(vouch({ 0x41, 0xff, 0xd3 }), kVouchCall) << "call *%r11";
+	EXPECT_EQ(vouch({ 0xff, 0x15, 1, 2, 3, 4 }), kVouchCall) << "call *disp32(%rip)";
+	EXPECT_EQ(vouch({ 0xff, 0x50, 0x08 }), kVouchCall) << "call *0x8(%rax)";
+	EXPECT_EQ(vouch({ 0xff, 0x54, 0x24, 0x08 }), kVouchCall) << "call *0x8(%rsp)";
+	EXPECT_EQ(vouch({ 0xff, 0x90, 1, 2, 3, 4 }), kVouchCall) << "call *disp32(%rax)";
+	EXPECT_EQ(vouch({ 0xff, 0x94, 0xc8, 1, 2, 3, 4 }), kVouchCall)
+		<< "call *disp32(%rax,%rcx,8)";
+	EXPECT_EQ(vouch({ 0xff, 0x14, 0x25, 1, 2, 3, 4 }), kVouchCall) << "call *abs32 (SIB)";
+	EXPECT_EQ(vouch({ 0x41, 0xff, 0x54, 0x24, 0x08 }), kVouchCall) << "call *0x8(%r12)";
+	EXPECT_EQ(vouch({ 0x3e, 0xff, 0xd0 }), kVouchCall) << "notrack call *%rax";
+	EXPECT_EQ(vouch({ 0xff, 0x13 }), kVouchCall) << "call *(%rbx)";
+	/* Not calls: jumps, returns, padding, a syscall. */
+	EXPECT_EQ(vouch({ 0xff, 0xe0 }), kVouchNoCall) << "jmp *%rax";
+	EXPECT_EQ(vouch({ 0xc3 }), kVouchNoCall) << "ret";
+	EXPECT_EQ(vouch({ 0x90, 0x90, 0x90 }), kVouchNoCall) << "nops";
+	EXPECT_EQ(vouch({ 0x0f, 0x05 }), kVouchNoCall) << "syscall";
+	EXPECT_EQ(vouch({ 0xe9, 1, 2, 3, 4 }), kVouchNoCall) << "jmp rel32";
+	/* A call that ends before the address is not a call to it. */
+	EXPECT_EQ(vouch({ 0xff, 0xd0, 0x90 }), kVouchNoCall) << "call, then a nop";
+	/* ia32: the same forms without REX (0x41 is "inc %ecx" there). */
+	EXPECT_EQ(vouch({ 0xe8, 1, 2, 3, 4 }, false), kVouchCall);
+	EXPECT_EQ(vouch({ 0xff, 0x55, 0x08 }, false), kVouchCall) << "call *0x8(%ebp)";
+	EXPECT_EQ(vouch({ 0x41, 0xff, 0x50, 0x08 }, false), kVouchCall)
+		<< "inc, then call *0x8(%eax)";
+	/* Close to the start of a mapping: the 4 bytes before still tell. */
+	FakeMem m;
+	const uint8_t call2[4] = { 0x90, 0x90, 0xff, 0xd2 };
+	m.put_code(0x500000, call2, 4);
+	auto rc = m.code_reader();
+	EXPECT_EQ(fsm::unwind::x86_vouch(0x500004, true, rc), kVouchCall);
+	/* Not code (no mapping, or data): the reader refuses it. */
+	EXPECT_EQ(fsm::unwind::x86_vouch(0x9335, true, rc), kVouchNotCode);
+	m.put64(0x600000, 0xd0ff909090909090ull);	/* call bytes, but not code */
+	EXPECT_EQ(fsm::unwind::x86_vouch(0x600008, true, rc), kVouchNotCode);
+	EXPECT_EQ(fsm::unwind::x86_vouch(3, true, rc), kVouchNotCode);
+}
+
+/*
+ * The review's 7 of 2,933 (issue 21, 3.6): a frameless glibc syscall
+ * wrapper called from code without frame pointers (libpython). rbp is no
+ * frame pointer there: the caller keeps in it, say, the address of a
+ * struct stat in its own frame (above sp, so both walkers accept it as a
+ * record). At the event (the kernel's options/userstacktrace walks then)
+ * [rbp + 8] still held a stale return address into the library, left by an
+ * earlier, deeper call; on the way out (our walk) fstat() has filled the
+ * struct and [rbp + 8] is st_ino, 0x9335, in no mapping. The kernel's
+ * walker checks neither: it printed the stale word as the caller, and the
+ * old walker here printed "[novma] 0x9335". Now the second is no frame, and
+ * the first, which no check can tell from a real one, is what remains of
+ * the limits of frame pointers (Documentation/ustack.rst).
+ */
+TEST(UnwindUser, X86FramelessWrapperDataIsNoFrame)
+{
+	const u64 ip = 0x7f0000011234ull;	/* after "syscall" in the wrapper */
+	const u64 sp = 0x7ffd0000ull, st = sp + 0x40;	/* rbp: &st in the caller's frame */
+	const u64 stale_ra = 0x7f0000200150ull;	/* a return address into libpython */
+	FakeMem m;
+	put_code_before(m, ip, { 0x0f, 0x05 });
+	put_x86_call(m, stale_ra);
+	m.put64(st, 0x803);			/* st_dev */
+
+	/* At the event: [st + 8] is the stale return address. */
+	m.put64(st + 8, stale_ra);
+	auto before = walk(m, regs_of(FSM_UW_MODE_X86_64, ip, sp, st));
+	ASSERT_GE(before.e.size(), 2u);
+	EXPECT_EQ(before.e[1], stale_ra) << "a stale return address passes every check";
+
+	/* On the way out: fstat() wrote st_ino. Not code: no frame. */
+	m.put64(st + 8, 0x9335);
+	auto after = walk(m, regs_of(FSM_UW_MODE_X86_64, ip, sp, st));
+	EXPECT_EQ(after.e, (V{ ip }));
+	EXPECT_EQ(after.res.stop, (u32)FSM_UW_STOP_NOT_CODE);
+	EXPECT_STREQ(fsm_uw_stop_name(after.res.stop), "not_code");
+	EXPECT_EQ(after.res.flags & FSM_UW_RES_UNRELIABLE, 0u) << "nothing doubtful reported";
+
+	/* Data that points into code without a call before it: flagged. */
+	const u64 fnptr = 0x7f0000200400ull;	/* a function's first byte */
+	put_code_before(m, fnptr, { 0xc3, 0xcc, 0xcc });	/* ret; int3 padding */
+	m.put64(st + 8, fnptr);
+	auto fp = walk(m, regs_of(FSM_UW_MODE_X86_64, ip, sp, st));
+	ASSERT_GE(fp.e.size(), 2u);
+	EXPECT_EQ(fp.e[1], fnptr);
+	EXPECT_EQ(fp.res.flags & FSM_UW_RES_UNRELIABLE, FSM_UW_RES_UNRELIABLE);
+
+	/* ia32: the same rule with 4-byte words. */
+	FakeMem m32;
+	put_code_before(m32, 0x08049000, { 0xcd, 0x80 });	/* int $0x80 */
+	m32.put32(0xffd00040, 0x803);
+	m32.put32(0xffd00044, 0x9335);
+	auto w32 = walk(m32, regs_of(FSM_UW_MODE_IA32, 0x08049000, 0xffd00000, 0xffd00040));
+	EXPECT_EQ(w32.e, (V{ 0x08049000 }));
+	EXPECT_EQ(w32.res.stop, (u32)FSM_UW_STOP_NOT_CODE);
+}
+
+TEST(UnwindUser, X86SignalTrampolineFlaggedNotStopped)
+{
+	/*
+	 * A signal handler's frame returns to the restorer (glibc's
+	 * __restore_rt: "mov $15, %rax; syscall", a nop in front, no call);
+	 * the interrupted code's frames follow. Reported, flagged from there.
+	 */
+	FakeMem m;
+	const u64 restorer = 0x7f0000030000ull;
+	put_code_before(m, restorer, { 0x90 });
+	const uint8_t mov_syscall[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+	m.put_code(restorer, mov_syscall, 9);
+	m.put64(0x7ffd1000, 0x7ffd2000);	/* the handler's record, by hand: */
+	m.put64(0x7ffd1008, restorer);		/* put_record() would add a call */
+	put_chain(m, FSM_UW_MODE_X86_64, { 0x7ffd2000, 0x7ffd2100 }, { 0x401111, 0x402222 });
+	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x403000, 0x7ffd0f00, 0x7ffd1000));
+	EXPECT_EQ(w.e, (V{ 0x403000, restorer, 0x401111, 0x402222 }));
+	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_END);
+	EXPECT_EQ(w.res.flags & FSM_UW_RES_UNRELIABLE, FSM_UW_RES_UNRELIABLE);
+	/* The same chain without the trampoline: nothing flagged. */
+	auto s = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x403000, 0x7ffd1f00, 0x7ffd2000));
+	EXPECT_EQ(s.e, (V{ 0x403000, 0x401111, 0x402222 }));
+	EXPECT_EQ(s.res.flags & FSM_UW_RES_UNRELIABLE, 0u);
+	/* Deeper in the chain, data that is no code ends the walk there. */
+	FakeMem d;
+	put_chain(d, FSM_UW_MODE_X86_64, { 0x1000, 0x1100 }, { 0x401111, 0x402222 }, 0x1200);
+	d.put64(0x1200, 0);
+	d.put64(0x1208, 0x9335);
+	auto dw = walk(d, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0xff0, 0x1000));
+	EXPECT_EQ(dw.e, (V{ 0x400000, 0x401111, 0x402222 }));
+	EXPECT_EQ(dw.res.stop, (u32)FSM_UW_STOP_NOT_CODE);
+	/* Without a code reader nothing is vouched for: the ip only. */
+	fsm_uw_result res;
+	u64 e[8];
+	auto r = regs_of(FSM_UW_MODE_X86_64, 0x400000, 0xff0, 0x1000);
+	EXPECT_EQ(fsm_uw_walk(&r, FakeMem::c_read, nullptr, &d, e, 8, &res), 1u);
+	EXPECT_EQ(res.stop, (u32)FSM_UW_STOP_NOT_CODE);
+}
+
 TEST(UnwindUser, ZeroFpRegister)
 {
 	FakeMem m;
@@ -632,6 +799,8 @@ TEST(UnwindUser, OverlappingRecord)
 	m.put64(0x2000, 0x2008);
 	m.put64(0x2008, 0x401111);
 	m.put64(0x2010, 0x402222);
+	put_x86_call(m, 0x401111);
+	put_x86_call(m, 0x402222);
 	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0x1f00, 0x2000));
 	EXPECT_EQ(w.e, (V{ 0x400000, 0x401111 }));
 	EXPECT_EQ(w.res.stop, (u32)FSM_UW_STOP_NOT_INCREASING);
@@ -724,7 +893,7 @@ TEST(UnwindUser, DepthLimit)
 	V fps, ras;
 	for (u64 i = 0; i < 300; i++) {
 		fps.push_back(0x100000 + i * 0x40);
-		ras.push_back(0x401000 + i);
+		ras.push_back(0x401000 + i * 16);	/* apart: each has its call */
 	}
 	put_chain(m, FSM_UW_MODE_X86_64, fps, ras);
 	auto r = regs_of(FSM_UW_MODE_X86_64, 0x400000, 0xffff0, 0x100000);
@@ -752,7 +921,7 @@ TEST(UnwindUser, DepthIsExactWhenChainFitsExactly)
 	V fps, ras;
 	for (u64 i = 0; i < FSM_MAX_USER_DEPTH - 1; i++) {
 		fps.push_back(0x100000 + i * 0x20);
-		ras.push_back(0x401000 + i);
+		ras.push_back(0x401000 + i * 16);
 	}
 	put_chain(m, FSM_UW_MODE_X86_64, fps, ras);
 	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x400000, 0xffff0, 0x100000));
@@ -770,6 +939,7 @@ TEST(UnwindUser, AtEntryX86_64)
 	 */
 	FakeMem m;
 	m.put64(0x1000, 0x401111);				/* [sp] */
+	put_x86_call(m, 0x401111);
 	put_chain(m, FSM_UW_MODE_X86_64, { 0x1040 }, { 0x402222 });	/* caller's frame */
 	auto w = walk(m, regs_of(FSM_UW_MODE_X86_64, 0x403000, 0x1000, 0x1040, 0,
 				 FSM_UW_REGS_AT_ENTRY));
@@ -799,6 +969,7 @@ TEST(UnwindUser, AtEntryIa32)
 {
 	FakeMem m;
 	m.put32(0x1000, 0x08049111);
+	put_x86_call(m, 0x08049111);
 	put_chain(m, FSM_UW_MODE_IA32, { 0x1020 }, { 0x08049222 });
 	auto w = walk(m, regs_of(FSM_UW_MODE_IA32, 0x0804a000, 0x1000, 0x1020, 0,
 				 FSM_UW_REGS_AT_ENTRY));

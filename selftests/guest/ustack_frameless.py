@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""ustack_frameless.py TRACE MAPS PROG PID INO - the fstat events of
+selftests/guest/ustack/frameless.c (process PID), ours against the kernel's.
+
+TRACE: an instance's `trace` with raw_syscalls:sys_enter as a source,
+options/stackmap, options/stackmap_user and options/userstacktrace on.
+MAPS: PROG's /proc/self/maps lines. INO: the inode number fstat() wrote
+where the walk on the way out reads a "return address".
+
+Prints key=value lines:
+  events         fstat (NR 5) events of PID
+  kernel_stale   events whose kernel stack (read at the event) has the stale
+                 return address into fl_caller as frame 1
+  ours           events with a user_stack record of their cookie
+  ours_ip_only   ... whose stack is the ip alone, in fl_fstat
+  ours_not_code  ... whose walk stopped with not_code (stop=10)
+  ours_ino       ... that print INO, or any frame in no mapping, as a frame
+  ours_flagged   ... flagged unreliable (0x80)
+  example        the first event's two stacks
+"""
+import re
+import subprocess
+import sys
+
+LINE = re.compile(r'^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[\d+\]\s+\S+\s+[\d.]+: '
+                  r'(?P<ev>[a-z_]+|<user stack trace>):?\s?(?P<rest>.*)$')
+UADDR = re.compile(r'^\s*=>\s+.*<([0-9a-f]+)>')
+OFF_MASK = (1 << 56) - 1
+NOVMA = 1 << 58
+STOP_NOT_CODE = 10
+
+
+def kv(s):
+    return {m.group(1): m.group(2) for m in re.finditer(r'(\w+)=(\{[^}]*\}|\S+)', s)}
+
+
+def ints(braced):
+    body = braced.strip('{}').strip()
+    return [int(x, 0) for x in re.split(r'[,\s]+', body) if x] if body else []
+
+
+def main():
+    trace, maps_file, prog, pid, ino = sys.argv[1:6]
+    ino = int(ino)
+    maps = []
+    for ln in open(maps_file):
+        f = ln.split()
+        if len(f) >= 6 and f[5] == prog:
+            lo, hi = (int(x, 16) for x in f[0].split('-'))
+            maps.append((lo, hi, int(f[2], 16)))
+    syms = []
+    for ln in subprocess.run(['nm', '-n', prog], capture_output=True, text=True,
+                             check=True).stdout.splitlines():
+        f = ln.split()
+        if len(f) == 3 and f[1] in 'tT':
+            syms.append((int(f[0], 16), f[2]))
+
+    def func(off):
+        # a position-independent program: file offsets are link addresses
+        name = None
+        for a, n in syms:
+            if a > off:
+                break
+            name = n
+        return name
+
+    def kfunc(addr):
+        for lo, hi, pgoff in maps:
+            if lo <= addr < hi:
+                return func(addr - lo + pgoff)
+        return None
+
+    paths, by_id, ours = {}, {}, {}
+    events, want, cur = [], None, None
+    for ln in open(trace, errors='replace'):
+        if cur is not None:
+            m = UADDR.match(ln)
+            if m:
+                cur.append(int(m.group(1), 16))
+                continue
+            cur = None
+        m = LINE.match(ln)
+        if not m:
+            continue
+        ev, rest = m.group('ev'), m.group('rest')
+        if ev == 'file_map':
+            d = kv(rest)
+            paths[int(d['file_id'], 0)] = re.search(r'path=(.*?) build_id=', rest).group(1)
+            continue
+        if ev == 'user_stack':
+            d = kv(rest)
+            key = (d['gen'], d['ustack_id'])
+            fr = ints(d.get('frames', '{}'))
+            if fr:
+                by_id[key] = fr
+            else:
+                fr = by_id.get(key, [])
+            ours[int(d['cookie'], 0)] = (fr, int(d['stop']), int(d['flags'], 0))
+            continue
+        if m.group('pid') != pid:
+            continue
+        if ev == 'sys_enter' and rest.startswith('NR 5 '):
+            events.append([[], None])
+            want = 'kstack'
+        elif ev == '<user stack trace>':
+            cur = events[-1][0] if want == 'kstack' else []
+            if want == 'kstack':
+                want = 'stack_id'
+        elif ev in ('stack_id', 'stack_id_user', 'stack_fallback') and want == 'stack_id':
+            c = ints(kv(rest).get('cookie', '{}'))
+            events[-1][1] = c[0] if c else None
+            want = None
+
+    stale = n_ours = ip_only = not_code = bad = flagged = 0
+    example = None
+    for kst, c in events:
+        if len(kst) >= 2 and kfunc(kst[0]) == 'fl_fstat' and kfunc(kst[1] - 1) == 'fl_caller':
+            stale += 1
+        o = ours.get(c) if c else None
+        if o is None:
+            continue
+        fr, stop, flags = o
+        n_ours += 1
+        pairs = [(fr[i], fr[i + 1]) for i in range(0, len(fr) - 1, 2)]
+        if len(pairs) == 1 and paths.get(pairs[0][0]) == prog and \
+                func(pairs[0][1] & OFF_MASK) == 'fl_fstat':
+            ip_only += 1
+        not_code += stop == STOP_NOT_CODE
+        flagged += bool(flags & 0x80)
+        if any((w & NOVMA) or (w & OFF_MASK) == ino for _, w in pairs[1:]):
+            bad += 1
+        if example is None:
+            example = 'kernel %s ours %s stop %d' % (
+                [kfunc(a) or hex(a) for a in kst[:3]],
+                [(paths.get(f, hex(f)), hex(w)) for f, w in pairs], stop)
+    print('events=%d' % len(events))
+    print('kernel_stale=%d' % stale)
+    print('ours=%d' % n_ours)
+    print('ours_ip_only=%d' % ip_only)
+    print('ours_not_code=%d' % not_code)
+    print('ours_ino=%d' % bad)
+    print('ours_flagged=%d' % flagged)
+    if example:
+        print('example=%s' % example)
+
+
+if __name__ == '__main__':
+    main()
