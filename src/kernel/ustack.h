@@ -61,8 +61,11 @@ void fsm_fileid_exit(void);
 u64 fsm_fileid_get(struct file *file);
 typedef bool (*fsm_fileid_emit_fn)(void *ctx, u64 id, const char *path,
 				   const u8 *build_id, u32 bid_len);
-void fsm_fileid_emit(u64 id, u32 inst_id, u32 epoch, fsm_fileid_emit_fn fn,
+bool fsm_fileid_emit(u64 id, u32 inst_id, u32 epoch, fsm_fileid_emit_fn fn,
 		     void *ctx);
+bool fsm_fileid_write(u64 id, fsm_fileid_emit_fn fn, void *ctx);
+bool fsm_fileid_claim(u64 id, u32 iseq, u32 pos, u32 horizon);
+void fsm_fileid_unclaim(u64 id, u32 iseq, u32 pos);
 void fsm_fileid_show(struct seq_file *m, u64 id, u64 off);
 struct trace_seq;
 void fsm_fileid_trace_seq(struct trace_seq *s, u64 id, u64 off);

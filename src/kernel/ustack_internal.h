@@ -134,6 +134,8 @@ enum fsm_ust_stat {
 	FSM_UST_INLINE_LOST,	/* lost records that should have been INLINE */
 	FSM_UST_QUEUE_FAILED,	/* walk could not be queued: entry ended, no stack */
 	FSM_UST_SAME_REGS,	/* refused: too many entries in a row, same registers */
+	FSM_UST_REDEFS,		/* user_stack definitions written again (REDEF) */
+	FSM_UST_FILE_REDEFS,	/* file_map records written again on a CPU */
 	FSM_UST_NR_STATS
 };
 
