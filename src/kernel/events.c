@@ -127,16 +127,20 @@ MODULE_PARM_DESC(redefine_pct,
  * fsm_rb_position - where this CPU's ring buffer of an instance stands.
  * @buffer: the instance's ring buffer, from the record just committed
  *          (fbuffer.buffer), valid while preemption stays off
- * @pc:     the instance's per-CPU state of this CPU
+ * @inst:   the instance (its per-CPU state of this CPU is used)
  * @pos:    set to the position after that record and the horizon
  *
  * The position is the count of records the buffer took on this CPU since
  * it was last reset (entries + overrun + read: every record is retained,
- * overwritten or consumed), plus @pc->rb.base. The ring buffer's own
- * counters are reset with the buffer (echo > trace, trace-cmd's reset):
- * a count lower than the last one seen moves the base on by 2^31, which
+ * overwritten or consumed), plus the CPU's rb.base. The ring buffer's own
+ * counters are reset with the buffer (echo > trace, trace-cmd's reset): a
+ * count lower than the last one seen moves the base on by 2^31, which
  * makes every stamp of this CPU due (fsm_map_def_claim()'s unsigned age),
- * because the definitions those stamps stand for were erased with it.
+ * because the definitions those stamps stand for were erased with it. So
+ * does a change of @inst->redefine_seq: a reader consumed the buffer
+ * (which moves no count: read goes up as entries go down), or a new
+ * recording starts. Each CPU sees the change at its next record and jumps
+ * its own base: no CPU writes another's state.
  *
  * The horizon is @redefine_pct of the records this CPU's buffer holds,
  * estimated as its size over the mean record size of what it holds now
@@ -166,9 +170,11 @@ MODULE_PARM_DESC(redefine_pct,
  * is 0 when re-definitions are off (redefine_pct=0).
  */
 void notrace fsm_rb_position(struct trace_buffer *buffer,
-			     struct fsm_inst_pcpu *pc, struct fsm_rb_pos *pos)
+			     struct fsm_inst *inst, struct fsm_rb_pos *pos)
 {
+	struct fsm_inst_pcpu *pc = this_cpu_ptr(inst->pcpu);
 	unsigned int pct = READ_ONCE(fsm_redefine_pct);
+	u32 seq = atomic_read(&inst->redefine_seq);
 	int cpu = smp_processor_id();
 	unsigned long held, count, last;
 	u32 base;
@@ -182,10 +188,11 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 		ring_buffer_read_events_cpu(buffer, cpu);
 	last = READ_ONCE(pc->rb.last);
 	base = READ_ONCE(pc->rb.base);
-	if (count < last) {
-		/* the buffer was reset: every definition of this CPU is gone */
+	if (count < last || seq != READ_ONCE(pc->rb.seq)) {
+		/* every definition of this CPU's buffer is gone */
 		base += (u32)(last - count) + (1U << 31);
 		WRITE_ONCE(pc->rb.base, base);
+		WRITE_ONCE(pc->rb.seq, seq);
 		WRITE_ONCE(pc->rb.refresh, 0);
 	}
 	WRITE_ONCE(pc->rb.last, count);
@@ -207,13 +214,13 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 /*
  * fsm_emit_id - the id record of one source event: stack_id (16 bytes in
  * the ring buffer) or, with a user-stack cookie, stack_id_user (24).
- * With @pc, *@pos is set to the record's position (fsm_rb_position()).
+ * With @inst, *@pos is set to the record's position (fsm_rb_position()).
  * The writers run inside the capture path (record.c), in any context:
  * notrace, as the rest of that path.
  * Context: preemption disabled. Return: true if committed.
  */
 bool notrace fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie,
-			 struct fsm_inst_pcpu *pc, struct fsm_rb_pos *pos)
+			 struct fsm_inst *inst, struct fsm_rb_pos *pos)
 {
 	struct trace_event_raw_stack_id_user *eu;
 	struct trace_event_raw_stack_id *e;
@@ -234,8 +241,8 @@ bool notrace fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie,
 		eu->cookie_hi = (u32)(cookie >> 32);
 	}
 	trace_event_buffer_commit(&fbuffer);
-	if (pc)
-		fsm_rb_position(fbuffer.buffer, pc, pos);
+	if (inst)
+		fsm_rb_position(fbuffer.buffer, inst, pos);
 	return true;
 }
 
@@ -370,6 +377,8 @@ static int fsm_register(struct trace_event_file *file)
 	 */
 	if (!atomic_inc_return(&inst->epoch))
 		atomic_inc(&inst->epoch);	/* 0 means "never inline" */
+	/* and no stamp of an earlier recording counts (fsm_rb_position()) */
+	atomic_inc(&inst->redefine_seq);
 	/*
 	 * Published to the sources' callbacks by their attach below
 	 * (fsm_sources_attach_all_locked()): tracepoint_probe_register_prio()

@@ -231,7 +231,7 @@ static bool notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 	}
 
 	id = FSM_SID_MAKE(res.generation, res.id);
-	if (!fsm_emit_id(file, id, cookie, pc, &pos)) {
+	if (!fsm_emit_id(file, id, cookie, inst, &pos)) {
 		fsm_count(&pc->lost);
 		if (res.flags & FSM_INSERT_FIRST_EMIT)
 			goto inline_lost;

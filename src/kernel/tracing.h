@@ -81,7 +81,9 @@ struct fsm_src_trig;
  * @last:    the buffer's count of records written on this CPU at the last
  *           look (entries + overrun + read of the ring buffer)
  * @base:    added to that count to make a position that only moves on:
- *           jumps when the count went back (the buffer was reset)
+ *           jumps when the count went back (the buffer was reset) or the
+ *           instance's @redefine_seq moved (its definitions are gone)
+ * @seq:     the instance's @redefine_seq this CPU last saw
  * @horizon: records after which a definition is written again, from the
  *           buffer's size and mean record size at the last refresh
  * @refresh: count at which @horizon is computed again
@@ -96,6 +98,7 @@ struct fsm_rb_cpu {
 	u32 base;
 	u32 horizon;
 	unsigned long refresh;
+	u32 seq;
 };
 
 /* The position of a record in its CPU's buffer (fsm_rb_position()). */
@@ -261,6 +264,11 @@ enum {
  *              @gen, earlier than every record of @gen; U64_MAX if unknown
  *              (under @map_rwsem; read by the trace output, events.c)
  * @resets:     resets done (under @map_rwsem)
+ * @redefine_seq: moves when the definitions in the instance's buffer must
+ *              all be taken as gone: a new recording, a reader that
+ *              consumed the buffer (echo redefine > stack_map); every CPU's
+ *              position jumps then (fsm_rb_position()), so every stamp is
+ *              due
  * @umap:       the user stack map (ustack_deliver.c), NULL until options/
  *              stackmap_user is first set; published once with
  *              smp_store_release() (readers: smp_load_acquire()), reset
@@ -311,6 +319,7 @@ struct fsm_inst {
 	u32 gen;
 	u64 gen_ts;
 	u64 resets;
+	atomic_t redefine_seq;
 	struct fsm_map *umap;
 	u32 ugen;
 	struct fsm_inst_pcpu __percpu *pcpu;
@@ -431,8 +440,8 @@ static __always_inline void fsm_caller_fill(struct fsm_caller *c,
 int fsm_events_init(void);
 void fsm_events_exit(void);
 bool fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie,
-		 struct fsm_inst_pcpu *pc, struct fsm_rb_pos *pos);
-void fsm_rb_position(struct trace_buffer *buffer, struct fsm_inst_pcpu *pc,
+		 struct fsm_inst *inst, struct fsm_rb_pos *pos);
+void fsm_rb_position(struct trace_buffer *buffer, struct fsm_inst *inst,
 		     struct fsm_rb_pos *pos);
 bool fsm_emit_def(struct trace_event_file *file, u32 id, u32 flags,
 		  const unsigned long *ips, unsigned int nr);

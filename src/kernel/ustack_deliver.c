@@ -129,14 +129,13 @@ struct fsm_ust_rec {
 };
 
 /*
- * Write one user_stack record into an instance; with @pc, *@pos gets the
+ * Write one user_stack record into an instance; with @in, *@pos gets the
  * record's position in this CPU's buffer (fsm_rb_position()).
  * Context: task, preemption disabled. Return: true if committed; false if
  * the event is off there or the ring buffer refused it (counted as lost).
  */
 static bool fsm_ust_write_user_stack(u32 inst, const struct fsm_ust_rec *r,
-				     struct fsm_inst_pcpu *pc,
-				     struct fsm_rb_pos *pos)
+				     struct fsm_inst *in, struct fsm_rb_pos *pos)
 {
 	struct trace_event_raw_user_stack *entry;
 	struct trace_event_buffer fbuffer;
@@ -164,8 +163,8 @@ static bool fsm_ust_write_user_stack(u32 inst, const struct fsm_ust_rec *r,
 				   offsetof(struct trace_event_raw_user_stack, __data);
 	memcpy(entry->__data, r->frames, len);
 	trace_event_buffer_commit(&fbuffer);
-	if (pc)
-		fsm_rb_position(fbuffer.buffer, pc, pos);
+	if (in)
+		fsm_rb_position(fbuffer.buffer, in, pos);
 	return true;
 }
 
@@ -386,8 +385,7 @@ static void fsm_ust_deliver_one(struct fsm_ust_slot *slot, u32 iid, u64 cookie,
 		fsm_ust_get_id(slot, inst, nr, epoch, &r);
 	if (r.flags & (FSM_USF_INLINE | FSM_USF_FALLBACK))
 		r.nr = nr;
-	ok = fsm_ust_write_user_stack(iid, &r, inst ? this_cpu_ptr(inst->pcpu) : NULL,
-				      &pos);
+	ok = fsm_ust_write_user_stack(iid, &r, inst, &pos);
 	if (ok && inst)
 		fsm_ust_redefine(inst, &r, nr, &pos, wrote, nwrote, nrec + 1);
 	preempt_enable_notrace();
@@ -447,6 +445,23 @@ void fsm_ustack_write_reset(struct fsm_inst *inst, u32 gen)
 		fsm_ust_write_user_stack(inst->id, &r, NULL, NULL);
 		preempt_enable_notrace();
 	}
+}
+
+/**
+ * fsm_ustack_redefine - user stack ids and file_map records of an instance
+ * go out with their definitions again at their next use, as at the start
+ * of a recording (a new user epoch; `echo redefine > stack_map`).
+ * Context: any. A plain value compared by the map and fileid.c.
+ */
+void fsm_ustack_redefine(struct fsm_inst *inst)
+{
+	struct fsm_ust_inst *ui;
+
+	if (inst->id >= FSM_UST_MAX_INST)
+		return;
+	ui = &fsm_ust_insts[inst->id];
+	if (!atomic_inc_return(&ui->epoch))
+		atomic_inc(&ui->epoch);	/* 0 means "never inline" */
 }
 
 /* ---- the trace file: user frames under each user_stack record ---- */
