@@ -19,7 +19,7 @@
 #    module so)
 #  - tracing_on 0 before extract stays 0; the top level extracts too
 #  - the contrast: trace-cmd extract -B fx removes the instance
-# shellcheck disable=SC2016 # eval '...' expands later, on purpose
+# shellcheck disable=SC2016,SC2317 # eval '...' expands later; functions run through check
 export KO=${1:-}
 # shellcheck source=selftests/guest/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -62,7 +62,7 @@ resolved() {
 	rec=$(stat_get "$1.stats" records) || return 1
 	[ "$rec" -gt 0 ] || return 1
 	for k in unresolved user_unresolved file_unresolved; do
-		n=$(stat_get "$1.stats" $k) || return 1
+		n=$(stat_get "$1.stats" "$k") || return 1
 		[ $((n * 1000)) -le "$rec" ] || return 1
 	done
 }
@@ -81,7 +81,7 @@ state >after1
 check_eq "  ... sources, options, events, tracing_on, generation unchanged" \
 	"$(<after1)" "$(<before1)"
 check "  ... the map kept its stacks" \
-	eval '[ "$(stat_get "$I/stack_map_stat" entries)" -ge "$entries" ]'
+	test "$(stat_get "$I/stack_map_stat" entries)" -ge "$entries"
 
 trace-cmd report -i fx1.dat >fx1.txt 2>fx1.terr
 check "trace-cmd report reads fx1.dat" eval 'grep -q "stack_id_user: " fx1.txt'
