@@ -195,7 +195,7 @@ TEST(HitPath, OverfullSetKeepsExactCounts)
 /*
  * Item 15/17: the memory of a map is the documented formula (tracing.rst),
  * fsm_map_memory_bytes() predicts it exactly, and the per-CPU part is
- * bounded by 10368 bytes per CPU whatever bits is (shard, hit cache,
+ * bounded by 34944 bytes per CPU whatever bits is (shard, hit cache,
  * definition stamps).
  */
 TEST(HitPath, MemoryFormula)
@@ -207,7 +207,7 @@ TEST(HitPath, MemoryFormula)
 			const u64 c = 1ull << bits;
 			const u64 arena = c * (16 + 8 * 16);
 			const u64 want = 512 + ncpu * (128 + 8 * std::min<u64>(c, 256) +
-							 8 * std::min<u64>(c, 1024)) +
+							 8 * std::min<u64>(c, 4096)) +
 					 16 * c + 8 * c + 4 * c + arena;
 			EXPECT_EQ(fsm_map_memory_bytes(&p), want) << ncpu << " cpus, bits " << bits;
 			auto m = make_map(p);
@@ -530,18 +530,26 @@ TEST(DefClaim, GenerationsNeverAlias)
 TEST(DefClaim, EvictionOnlyAddsDefinitions)
 {
 	CpuOverride cpus(1);
-	auto m = make_map(make_params(12));	/* 1024 stamps: 128 sets */
+	auto m = make_map(make_params(14));	/* 4096 stamps: 512 sets */
 	ASSERT_TRUE(m);
 	cpus.on(0);
-	/* ids 5 + 128 k share a set; 9 of them: one must go */
+	/* ids 5 + 512 k share a set; 9 of them: one must go */
 	for (unsigned k = 0; k < 9; k++)
-		EXPECT_EQ(fsm_map_def_claim(m.get(), 5 + 128 * k, 1, 100 + k, 1000), 1);
+		EXPECT_EQ(fsm_map_def_claim(m.get(), 5 + 512 * k, 1, 100 + k, 1000), 1);
 	/* the oldest (k = 0, position 100) was taken for k = 8 */
 	EXPECT_EQ(fsm_map_def_claim(m.get(), 5, 1, 200, 1000), 1);
 	for (unsigned k = 2; k < 9; k++)
-		EXPECT_EQ(fsm_map_def_claim(m.get(), 5 + 128 * k, 1, 201, 1000), 0) << k;
-	/* id 5 took the oldest left: k = 1 */
-	EXPECT_EQ(fsm_map_def_claim(m.get(), 5 + 128, 1, 202, 1000), 1);
+		EXPECT_EQ(fsm_map_def_claim(m.get(), 5 + 512 * k, 1, 201, 1000), 0) << k;
+	/*
+	 * k = 2..8 were just used (their stamps are dirty now): k = 1 comes
+	 * back and takes the only clean way, id 5's, though the dirty ones
+	 * are older; so does a newcomer (k = 9), taking k = 1's. The dirty
+	 * stamps, whose ids wait for the sweep, stay.
+	 */
+	EXPECT_EQ(fsm_map_def_claim(m.get(), 5 + 512, 1, 202, 1000), 1);
+	EXPECT_EQ(fsm_map_def_claim(m.get(), 5 + 512 * 9, 1, 203, 1000), 1);
+	for (unsigned k = 2; k < 9; k++)
+		EXPECT_EQ(fsm_map_def_claim(m.get(), 5 + 512 * k, 1, 204, 1000), 0) << k;
 }
 
 /*

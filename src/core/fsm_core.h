@@ -209,7 +209,7 @@ void fsm_map_stats(const struct fsm_map *map, struct fsm_map_stats *st);
  *
  * Each CPU keeps, per id, the position of the last definition it was told
  * to write (a per-CPU, 8-way set-associative table of
- * min(2^bits, 1024) stamps): due when it has none (first use on this CPU,
+ * min(2^bits, 4096) stamps): due when it has none (first use on this CPU,
  * or the stamp was evicted) or when it is @horizon or more behind @now. A
  * due claim stamps @now. The caller writes the definition, or calls
  * fsm_map_def_unclaim() when it could not. Stamps of other generations

@@ -427,7 +427,7 @@ bool StackMap::def_claim(u32 id, u32 gen, u32 now, u32 horizon)
 	const u32 cpu = this_cpu();
 	Atomic<u64> *set = def_set(cpu, id);
 	const u64 key = hc_key(gen, id);
-	u32 victim = kDefStampWays, victim_age = 0;
+	u32 victim = kDefStampWays, victim_age = 0, victim_rank = 0;
 	bool victim_free = false, known = false;
 	u64 cur, seen = 0;
 
@@ -458,18 +458,25 @@ bool StackMap::def_claim(u32 id, u32 gen, u32 now, u32 horizon)
 		}
 		/*
 		 * The way to take if the id has none: an empty or stale one
-		 * (another generation), else the one furthest behind, the
-		 * next to be due anyway.
+		 * (another generation); else a clean one (its id not used
+		 * here since its definition: cold, and nothing for the sweep
+		 * to do), the one furthest behind; else the dirty one
+		 * furthest behind (its pending sweep is lost: one of the
+		 * cases eviction costs, see def_sweep()).
 		 */
 		if (victim_free)
 			continue;
-		if (!cur || hc_gen8(cur) != gen8(gen)) {
+		const u32 rank = !cur || hc_gen8(cur) != gen8(gen) ? 2 :
+				 !(cur & kDefDirty) ? 1 : 0;
+		if (rank == 2) {
 			victim = i;
 			seen = cur;
 			victim_free = true;
-		} else if (victim == kDefStampWays || age > victim_age) {
+		} else if (victim == kDefStampWays || rank > victim_rank ||
+			   (rank == victim_rank && age > victim_age)) {
 			victim = i;
 			seen = cur;
+			victim_rank = rank;
 			victim_age = age;
 		}
 	}
