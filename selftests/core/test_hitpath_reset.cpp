@@ -675,7 +675,7 @@ TEST(DefSweep, DefinesAfterTheLastUseOnce)
 	EXPECT_EQ(stats_of(m.get()).defs_swept, 1u);
 }
 
-/* At most 4 definitions and 8 sets a call; the rest follow. */
+/* At most 4 definitions and 16 sets a call; the rest follow. */
 TEST(DefSweep, BoundedPerCall)
 {
 	CpuOverride cpus(1);
@@ -689,7 +689,7 @@ TEST(DefSweep, BoundedPerCall)
 		EXPECT_EQ(fsm_map_def_claim(m.get(), rs[i].id, rs[i].generation, 1, 100), 0);
 	}
 	SweepLog log;
-	/* a whole round due at once: one call visits at most 8 sets */
+	/* a whole round due at once: one call visits at most 16 sets */
 	unsigned n = fsm_map_def_sweep(m.get(), 100000, 100, SweepLog::fn, &log);
 	EXPECT_LE(n, 4u);
 	EXPECT_EQ(n, log.defs.size());
@@ -702,6 +702,10 @@ TEST(DefSweep, BoundedPerCall)
 	for (const auto &d : log.defs)
 		ids.insert(d.id);
 	EXPECT_EQ(ids.size(), 40u);
+	/* sweeps are no lookups: hits + inserts are the 80 inserts made */
+	auto st = stats_of(m.get());
+	EXPECT_EQ(st.inserts, 40u);
+	EXPECT_EQ(st.hits, 0u);
 }
 
 /* A refused write leaves the id to the next visit; another generation's

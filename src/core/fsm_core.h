@@ -238,7 +238,7 @@ typedef int (*fsm_def_fn)(void *ctx, unsigned int id, unsigned int gen,
  * or more behind @now. Without it, the uses of an id after its last
  * definition can outlive that definition in the buffer when the id is
  * not used again. A few stamp sets per call, so that every set is visited
- * once per @horizon / 2 positions (at most 8 sets and 4 definitions a
+ * once per @horizon / 2 positions (at most 16 sets and 4 definitions a
  * call; the rest on the next calls).
  * Context: as fsm_map_def_claim(); @fn runs with the map's insert window
  * open (a reset waits), so it must be short and must not sleep.

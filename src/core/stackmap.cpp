@@ -519,12 +519,18 @@ void StackMap::def_unclaim(u32 id, u32 gen, u32 now)
  * then has a definition after it by d + horizon + (a visit of its set),
  * or was the last use of its id before a later use that redefined it.
  *
- * Pace: the sets are visited in order, each once per @horizon / 2
- * positions: sweep_pos is the position at which the next set is due; a
- * call visits the sets due by @now, at most kSweepMaxSets, and writes at
- * most kSweepMaxDefs definitions (a set left half done is visited again
- * next time). A CPU that fell behind by more than a round starts a new
- * round from where it is.
+ * Pace: the sets are visited in order, a round of all of them per
+ * @horizon / 2 positions: sweep_pos is where the sweep stands (the
+ * positions it has covered, remainder included); a call visits the sets
+ * due by @now, at most kSweepMaxSets, and writes at most kSweepMaxDefs
+ * definitions (a set left half done is visited again next time). A CPU
+ * that fell behind by more than a round starts a new round from where it
+ * is. The cap is what a small buffer meets first: with 512 sets, a
+ * horizon of 640 positions (a 64 KiB buffer of 100-byte records at 50%)
+ * needs 1.6 sets a position; 16 a call keep up with one call every 10
+ * positions; a buffer of a few pages, or one whose records are mostly
+ * not the module's, may see the sweep fall behind (then uses of ids not
+ * used again can outlive their definitions, as without it).
  *
  * Safety: the sweep enters the insert window (A1)/(A2) as an insert does,
  * so no reset runs while it reads index[] and a record and while @fn copies
@@ -545,9 +551,13 @@ u32 StackMap::def_sweep(u32 now, u32 horizon, fsm_def_fn fn, void *ctx)
 
 	if (!horizon)
 		return 0;
-	const u32 step = max<u32>(horizon / (2 * nsets), 1);
+	/*
+	 * Sets due: a round of nsets per horizon / 2 positions, i.e.
+	 * elapsed * 2 * nsets / horizon (64-bit: no overflow); the
+	 * remainder stays in sweep_pos for the next call.
+	 */
 	u32 pos = sh.sweep_pos.load(relaxed);
-	u32 due = (now - pos) / step;	/* sets due, modulo 2^32 like all ages */
+	u64 due = (u64)(now - pos) * 2 * nsets / horizon;
 
 	if (due == 0)
 		return 0;
@@ -558,10 +568,9 @@ u32 StackMap::def_sweep(u32 now, u32 horizon, fsm_def_fn fn, void *ctx)
 		 * one round from here.
 		 */
 		due = nsets;
-		pos = now - nsets * step;
+		pos = now - horizon / 2;
 	}
-	due = min<u32>(due, kSweepMaxSets);
-
+	due = min<u64>(due, kSweepMaxSets);
 	sh.enters.fetch_add(1, seq_cst);		/* (A1), see insert() */
 	const u32 g = gen_.load(seq_cst);		/* (A2) */
 	u32 set_no = sh.sweep_set.load(relaxed), visited = 0;
@@ -604,10 +613,15 @@ u32 StackMap::def_sweep(u32 now, u32 horizon, fsm_def_fn fn, void *ctx)
 			set_no = (set_no + 1) & def_set_mask_;
 		}
 		sh.sweep_set.store(set_no, relaxed);
-		sh.sweep_pos.store(pos + visited * step, relaxed);
+		sh.sweep_pos.store(pos + (u32)((u64)visited * horizon / (2 * nsets)), relaxed);
 		if (wrote)
 			sh.defs_swept.fetch_add(wrote, relaxed);	/* statistic */
 	}
+	/*
+	 * Before (A3), as an insert counts its outcome: stats() derives the
+	 * hits from exits, and a sweep is no lookup.
+	 */
+	sh.sweeps.fetch_add(1, relaxed);
 	sh.exits.fetch_add(1, release);			/* (A3) */
 	return wrote;
 }
@@ -1012,6 +1026,7 @@ void StackMap::stats(struct fsm_map_stats *st) const
 		st->defs_new += sh.defs_new.load(relaxed);
 		st->defs_aged += sh.defs_aged.load(relaxed);
 		st->defs_swept += sh.defs_swept.load(relaxed);
+		outcomes += sh.sweeps.load(relaxed);	/* exits that were no lookup */
 		for (u32 r = 1; r < FSM_DROP_NR_REASONS; r++) {
 			const u64 d = sh.drops[r].load(relaxed);
 

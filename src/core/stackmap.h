@@ -120,7 +120,7 @@ inline constexpr u32 kHitCacheWays = 8;
 inline constexpr u32 kDefStampEntries = 4096;
 inline constexpr u32 kDefStampWays = 8;
 /* Most stamp sets one def_sweep() call visits, and definitions it writes. */
-inline constexpr u32 kSweepMaxSets = 8;
+inline constexpr u32 kSweepMaxSets = 16;
 inline constexpr u32 kSweepMaxDefs = 4;
 /* cmpxchg attempts of a saturating add to a hit total (add_hit_total()) */
 inline constexpr u32 kHitTotalTries = 4;
@@ -201,6 +201,8 @@ struct alignas(kShardAlign) CpuShard {
 	/* def_sweep(): the next set to visit, and the position it is due at */
 	Atomic<u32> sweep_set;
 	Atomic<u32> sweep_pos;
+	/* def_sweep() calls counted in exits: not inserts (see stats()) */
+	Atomic<u64> sweeps;
 };
 static_assert(sizeof(CpuShard) == kShardAlign, "one shard = two cache lines");
 

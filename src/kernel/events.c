@@ -118,8 +118,10 @@ module_param_cb(redefine_pct, &fsm_param_range_ops, &fsm_redefine_range, 0644);
 MODULE_PARM_DESC(redefine_pct,
 		 "Write an id's stack again on a CPU once its ring buffer took this % of its size since the last one (0..100, default 50; 0: first use only)");
 
-/* A guess of bytes per record while the buffer holds none to measure. */
+/* A guess of bytes per record while the buffer holds too few to measure. */
 #define FSM_RB_GUESS_BYTES	256
+/* Records the buffer must hold for their mean size to count. */
+#define FSM_RB_MEAN_MIN		64
 /* The largest horizon: positions compare modulo 2^32. */
 #define FSM_RB_HORIZON_MAX	(1U << 30)
 
@@ -145,11 +147,12 @@ MODULE_PARM_DESC(redefine_pct,
  * The horizon is @redefine_pct of the records this CPU's buffer holds,
  * estimated as its size over the mean record size of what it holds now
  * (bytes over entries, page padding included: an over-estimate of the
- * record size, so the horizon errs short). With nothing to measure, a
- * record is guessed at FSM_RB_GUESS_BYTES, short again. Recomputed every
- * eighth of a horizon (at least every 16 records), so the three ring
- * buffer calls of the position are the price of an id record; the size
- * of the buffer may change (resize) and the mean with the load.
+ * record size, so the horizon errs short), when it holds at least
+ * FSM_RB_MEAN_MIN records; before the first such estimate a record is
+ * guessed at FSM_RB_GUESS_BYTES, short again. Recomputed every eighth of
+ * a horizon (at least every 16 records), so the three ring buffer calls
+ * of the position are the price of an id record; the size of the buffer
+ * may change (resize) and the mean with the load.
  *
  * Why a definition is then enough: one written at position d is retained
  * until the buffer has taken about a whole buffer after it. A use at u
@@ -198,14 +201,26 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 	WRITE_ONCE(pc->rb.last, count);
 	if (count >= READ_ONCE(pc->rb.refresh)) {
 		unsigned long bytes = ring_buffer_bytes_cpu(buffer, cpu);
-		u64 size = ring_buffer_size(buffer, cpu);
-		u64 mean = held && bytes ? DIV_ROUND_UP(bytes, held) : FSM_RB_GUESS_BYTES;
-		u64 records = div64_u64(size, mean), horizon;
+		u32 horizon = READ_ONCE(pc->rb.horizon);
+		u64 size = ring_buffer_size(buffer, cpu), mean = 0, h;
 
-		horizon = clamp_t(u64, div_u64(records * pct, 100), 1,
-				  FSM_RB_HORIZON_MAX);
-		WRITE_ONCE(pc->rb.horizon, (u32)horizon);
-		WRITE_ONCE(pc->rb.refresh, count + max_t(u64, horizon / 8, 16));
+		/*
+		 * The mean from what the buffer holds, once it holds enough
+		 * records to say (a reader that keeps up leaves a page or
+		 * two, whose byte count includes the part of a page already
+		 * read: a mean far too large); else the last estimate, or
+		 * the guess.
+		 */
+		if (held >= FSM_RB_MEAN_MIN && bytes)
+			mean = DIV_ROUND_UP(bytes, held);
+		else if (!horizon)
+			mean = FSM_RB_GUESS_BYTES;
+		if (mean) {
+			h = div_u64(div64_u64(size, mean) * pct, 100);
+			horizon = clamp_t(u64, h, 1, FSM_RB_HORIZON_MAX);
+			WRITE_ONCE(pc->rb.horizon, horizon);
+		}
+		WRITE_ONCE(pc->rb.refresh, count + max_t(u32, horizon / 8, 16));
 	}
 	pos->now = (u32)count + base;
 	pos->horizon = READ_ONCE(pc->rb.horizon);
