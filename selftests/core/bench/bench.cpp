@@ -240,9 +240,9 @@ HitResult bench_hits(const StackSet &set, const std::vector<uint32_t> &seq, int 
 /*
  * The capture path's lookup as the kernel makes it for every id record: a
  * hit, then fsm_map_def_claim() for the id at the next buffer position
- * (a horizon of 1 << 20 positions: due only when this CPU has no stamp of
- * the id, i.e. first use or an evicted stamp), against the hit alone,
- * interleaved. Also the claims that were due per 1000 hits in the timed
+ * (a horizon of 1 << 30 positions, longer than the run: due only when
+ * this CPU has no stamp of the id, i.e. first use or an evicted stamp),
+ * against the hit alone, interleaved. Also the claims that were due per 1000 hits in the timed
  * passes, after a warm-up pass: the evictions that 4096 Zipf stacks cause
  * in the per-CPU stamp table (each would cost a stack_def in a trace).
  */
@@ -267,7 +267,7 @@ ClaimResult bench_claims(const StackSet &set, const std::vector<uint32_t> &seq, 
 		fsm_insert_result r;
 		if (__builtin_expect(fsm_map_insert(m, set.ips(i), set.nr[i], 1, &r), 0))
 			abort();
-		const int d = fsm_map_def_claim(m, r.id, r.generation, now += 2, 1u << 20);
+		const int d = fsm_map_def_claim(m, r.id, r.generation, now += 2, 1u << 30);
 		due += d;
 		calls++;
 		return r.id + d;
