@@ -49,6 +49,10 @@ ifeq ($(ARCH),arm64)
   # it spelled out.
   FSM_CC ?= $(CROSS_COMPILE)gcc-12
 endif
+# scripts/kernel-layouts compiles against KDIR with the same compiler
+ifneq ($(FSM_CC),)
+  export FSM_CC
+endif
 
 # scripts/kdir may fetch a kernel, and says so when its headers are
 # missing: it runs when a target first uses KDIR (then the result is kept),
@@ -78,10 +82,16 @@ FSM_KBUILD_ARGS = -C $(KDIR) M=$(CURDIR_ABS) \
 
 all: modules
 
+# The kbuild arguments of a cross build, for the compile probes too.
+FSM_PROBE_ARGS = $(if $(ARCH),ARCH=$(ARCH)) \
+	$(if $(CROSS_COMPILE),CROSS_COMPILE=$(CROSS_COMPILE)) \
+	$(if $(FSM_CC),CC=$(FSM_CC))
+
 modules:
 	@test -n "$(KDIR)" -a -f "$(KDIR)/Makefile" || \
 		{ echo "error: no kernel build dir (KDIR=$(KDIR)); run scripts/deps or pass KDIR=" >&2; exit 1; }
 	@$(FSM_INROOT) $(CURDIR_ABS)/scripts/kernel-layouts $(KDIR) $(CURDIR_ABS)/src/kernel/generated/fsm_kernel_layouts.h
+	@$(FSM_INROOT) $(CURDIR_ABS)/scripts/kernel-probes $(KDIR) $(CURDIR_ABS)/src/kernel/generated $(FSM_PROBE_ARGS)
 	$(FSM_INROOT) FSM_REAL_OBJTOOL=$(KDIR)/tools/objtool/objtool $(MAKE) $(FSM_KBUILD_ARGS) modules
 	@$(FSM_INROOT) $(CURDIR_ABS)/scripts/check-ko ftrace_stackmap.ko
 
@@ -156,7 +166,7 @@ DKMS_SRC = $(DESTDIR)/usr/src/ftrace_stackmap-$(DKMS_VERSION)
 # layouts reader and its list, the objtool wrapper, the .ko check (not the
 # QEMU and test scripts)
 DKMS_SCRIPTS = scripts/kbuild scripts/cxx-gate scripts/objtool-strict scripts/check-ko \
-	scripts/kernel-layouts scripts/kernel-layouts.list
+	scripts/kernel-layouts scripts/kernel-layouts.list scripts/kernel-probes
 dkms-source:
 	install -d $(DKMS_SRC)
 	tar -C $(CURDIR_ABS) --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \

@@ -37,7 +37,7 @@ fsm-c-only-flags := -std=gnu11 -std=gnu89 -std=gnu99 \
 	-Wno-old-style-declaration -Werror=return-type \
 	-Wmissing-include-dirs -Wno-main \
 	-Werror=date-time -Wimplicit-fallthrough=5 \
-	-Wno-stringop-overflow -Wno-array-bounds
+	-Wno-stringop-overflow -Wno-array-bounds -Wno-override-init
 
 fsm-cxx-subset := -std=gnu++20 -ffreestanding -fno-exceptions -fno-rtti \
 	-fno-threadsafe-statics -fno-use-cxa-atexit -fno-unwind-tables \
@@ -45,10 +45,31 @@ fsm-cxx-subset := -std=gnu++20 -ffreestanding -fno-exceptions -fno-rtti \
 	-fno-common -Wall -Wextra -Wno-unused-parameter -Werror \
 	-Wno-missing-field-initializers -Wno-invalid-offsetof
 
+# Module BTF. Where kbuild encodes BTF for modules (CONFIG_DEBUG_INFO_BTF_MODULES
+# and a vmlinux in the kernel's build dir: Debian 13's headers ship one, 12's
+# do not), Makefile.modfinal runs pahole on the linked .ko, and pahole (1.30)
+# cannot encode C++ DWARF ("Unsupported DW_TAG_reference_type"): the command
+# fails and make deletes the .ko. So there the C++ object is compiled without
+# DWARF (-g0, last on the line): the module's BTF describes the C glue (our
+# trace events, the types BPF programs see), the core has no debug info; ORC
+# data (objtool) and kallsyms do not depend on DWARF. pahole's
+# --lang_exclude would keep the DWARF, but how kbuild passes pahole flags
+# differs between kernel lines (MODULE_PAHOLE_FLAGS in 6.12,
+# scripts/gen-btf.sh in 7.x) and the language name follows -std=.
+ifdef CONFIG_DEBUG_INFO_BTF_MODULES
+ifneq ($(wildcard $(objtree)/vmlinux),)
+fsm-cxx-btf := -g0
+# said once: Makefile.modpost reads this file too
+ifneq ($(.DEFAULT_GOAL),__modpost)
+$(info module BTF: C glue only; the C++ core is built without DWARF (-g0): pahole cannot encode C++ types and kbuild would delete the .ko)
+endif
+endif
+endif
+
 cxx_flags = -Wp,-MMD,$(depfile) \
 	$(filter-out $(fsm-c-only-flags) -I% -include %.h, $(_c_flags)) \
 	$(modkern_cflags) $(basename_flags) $(modname_flags) \
-	$(fsm-cxx-subset) $(FSM_CXX_INCLUDES) -DFSM_KERNEL
+	$(fsm-cxx-subset) $(FSM_CXX_INCLUDES) -DFSM_KERNEL $(fsm-cxx-btf)
 
 quiet_cmd_cxx_o_cpp = CXX $(quiet_modtag) $@
       cmd_cxx_o_cpp = $(FSM_CXX) $(cxx_flags) -c -o $@ $< \

@@ -29,6 +29,7 @@ cases=(
 	"bad_runtime  fail  'runtime/libgcc symbol.*(__udivti3|__cxa_pure_virtual)'"
 	"bad_objtool  fail  'objtool-strict: .*objtool warnings are errors'"
 	"bad_outline_atomics fail 'runtime/libgcc symbol.*__aarch64_ldadd8_acq_rel'"
+	"bad_comdat   fail  'COMDAT group.*twice'"
 )
 cross=()
 arch=x86

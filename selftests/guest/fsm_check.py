@@ -124,14 +124,19 @@ def kallsyms(path="/proc/kallsyms"):
 
 def parse_stack_map(path):
     stacks, cur = {}, None
-    hdr = re.compile(r"^stack_id (\d+) \[hits (\d+), depth (\d+)\]$")
+    hdr = re.compile(r"^stack_id (\d+) \[gen (\d+), index (\d+), "
+                     r"hits (\d+), depth (\d+)\]$")
     frame = re.compile(r"^  \[(\d+)\] (\S+)")
     for line in open(path):
         line = line.rstrip("\n")
         m = hdr.match(line)
         if m:
-            cur = int(m.group(1))
-            stacks[cur] = (int(m.group(3)), [])
+            # keyed by index, as stack_map_bin and the records' index=
+            sid, gen, cur = int(m.group(1)), int(m.group(2)), int(m.group(3))
+            if sid != (gen & 4095) << 20 | cur:
+                raise Bad("stack_map: id %d is not gen %d, index %d"
+                          % (sid, gen, cur))
+            stacks[cur] = (int(m.group(5)), [])
             continue
         m = frame.match(line)
         if m and cur is not None:

@@ -199,13 +199,15 @@ def read_map(path):
             nk += 1
             cur = None
         elif line.startswith("ustack_id "):
-            m = re.match(r"ustack_id (\d+) \[hits (\d+), depth (\d+), mm ([0-9a-f]+), "
-                         r"stop (\d+)(.*)\]$", line)
+            m = re.match(r"ustack_id (\d+) \[gen (\d+), hits (\d+), "
+                         r"depth (\d+), mm ([0-9a-f]+), stop (\d+)(.*)\]$",
+                         line)
             if not m:
                 raise Bad("bad line %r" % line)
-            compat, trunc, unrel = header_flags(m.group(6))
-            cur = dict(hits=int(m.group(2)), depth=int(m.group(3)),
-                       mm=int(m.group(4), 16), stop=int(m.group(5)),
+            compat, trunc, unrel = header_flags(m.group(7))
+            cur = dict(gen=int(m.group(2)), hits=int(m.group(3)),
+                       depth=int(m.group(4)), mm=int(m.group(5), 16),
+                       stop=int(m.group(6)),
                        compat=compat, truncated=trunc, unreliable=unrel,
                        frames=[])
             ust[int(m.group(1))] = cur

@@ -90,8 +90,14 @@ story() {
 	check "$L: records of the old generation before it" has "$TMPD/$L.3.trace" " gen=$((gen0 & 4095)) index="
 	later "$L.3" resetorder "$TMPD/$L.3.trace"
 	later "$L.3" selfcontained "$TMPD/$L.3.trace"
-	check "$L: stack_map after reset starts at id 0" \
-		eval '[[ $(<"$D/stack_map") == "stack_id 0 "* ]]'
+	check "$L: stack_map after reset starts at index 0, its id names the new generation" \
+		eval '[[ $(<"$D/stack_map") == "stack_id $(((gen1 & 4095) << 20)) [gen $gen1, index 0, "* ]]'
+	# one number, one name: the id a record carries is the one stack_map shows
+	sid=$(grep -m1 -o "stack_id=[0-9]* gen=$((gen1 & 4095)) " "$TMPD/$L.3.trace")
+	sid=${sid#stack_id=}
+	sid=${sid%% *}
+	check "$L: grep stack_map for a record's stack_id ($sid) finds its stack" \
+		grep -q "^stack_id $sid \[gen $gen1, index " "$D/stack_map"
 	check "$L: echo 0 > stack_map also resets" eval "echo 0 > $D/stack_map"
 	check_eq "$L: generation bumped again" \
 		"$(stat_get "$D/stack_map_stat" generation)" $((gen1 + 1))

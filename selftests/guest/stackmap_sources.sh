@@ -451,8 +451,7 @@ fi
 # (NOKPROBE_SYMBOL, review s7; kprobe_events already refuses notrace
 # functions, a module's register_kretprobe() would not without it)
 BL=/sys/kernel/debug/kprobes/blacklist
-for f in fsm_srct_post fsm_trig_kernel fsm_trig_kernel_count fsm_trig_user \
-	fsm_trig_user_count fsm_probe; do
+for f in fsm_srct_post fsm_trig_hit fsm_probe; do
 	check "$f in the kprobe blacklist" \
 		eval "awk '{print \$2}' $BL | grep -qx $f"
 done

@@ -157,6 +157,67 @@ mkdir "$TMPD/tc"
 for c in "$C"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/tc/${c##*/}"; done
 tlater "count count $TMPD/tc sched_switch 3"
 
+# --- one id record per record: a source event gets no stackmap trigger ---
+mkdir "$T/instances/td"
+D=$T/instances/td
+echo 0 >"$D/tracing_on"
+echo sched:sched_switch >"$D/stack_map_events"
+kmsg_mark
+check_fail "a stackmap trigger on a source event: refused" \
+	eval "echo stackmap >>$D/$SW/trigger"
+check_eq "one dmesg line for it" "$(kmsg_since | count_ours)" 1
+check "nothing left behind" has "$D/$SW/trigger" "# Available triggers"
+echo sched:sched_wakeup >"$D/stack_map_events"
+check "accepted once the event is no longer a source" \
+	eval "echo stackmap >>$D/$SW/trigger"
+kmsg_mark
+check_fail "the event with the trigger named as a source: refused" \
+	eval "echo sched:sched_switch >>$D/stack_map_events"
+check_eq "one dmesg line for it" "$(kmsg_since | count_ours)" 1
+check_eq "the sources as they were" "$(<"$D/stack_map_events")" \
+	"sched:sched_wakeup"
+kmsg_mark
+check_fail "a pattern and the event named, in one write: refused" \
+	eval "echo 'sched:* sched:sched_switch' >>$D/stack_map_events"
+check_eq "one dmesg line for it (the refusal, nothing left out)" \
+	"$(kmsg_since | count_ours)" 1
+check_eq "the sources still as they were" "$(<"$D/stack_map_events")" \
+	"sched:sched_wakeup"
+kmsg_mark
+check "a pattern that matches it: accepted" \
+	eval "echo 'sched:*' >>$D/stack_map_events"
+check_eq "one dmesg line: the event left out" "$(kmsg_since | count_ours)" 1
+check "the pattern left the event with the trigger out" \
+	eval "! grep -qx sched:sched_switch $D/stack_map_events"
+check "the pattern took the other sched events" \
+	eval "grep -qx sched:sched_waking $D/stack_map_events"
+echo 1 >"$D/options/stackmap"
+echo 1 >"$D/$SW/enable"
+echo >"$D/trace"
+echo 1 >"$D/tracing_on"
+workload 10
+echo 0 >"$D/tracing_on"
+mkdir "$TMPD/td"
+for c in "$D"/per_cpu/cpu*; do cp "$c/trace" "$TMPD/td/${c##*/}"; done
+tlater "onerec pairs $TMPD/td sched_switch $TMPD/kallsyms cut"
+echo 0 >"$D/options/stackmap"
+# a dynamic event made while the trigger is there does not bring the
+# event back; the trigger's removal does (the pattern stands)
+echo 'p:fsmtd do_sys_openat2' >>"$T/kprobe_events"
+sleep 1
+check "a kick of the patterns keeps it out while the trigger is there" \
+	eval "! grep -qx sched:sched_switch $D/stack_map_events"
+echo '-:fsmtd' >>"$T/kprobe_events"
+echo '!stackmap' >>"$D/$SW/trigger"
+n=0
+while ! grep -qx sched:sched_switch "$D/stack_map_events" && [ $n -lt 50 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+check "the trigger gone, the standing pattern takes the event" \
+	grep -qx sched:sched_switch "$D/stack_map_events"
+rmdir "$D"
+
 # --- stackmap:user: stack_id_user records with cookies, user stacks follow ---
 mkdir "$T/instances/tu"
 U=$T/instances/tu
@@ -389,6 +450,25 @@ elif insmod "$TPKO"; then
 	echo '!stackmap' >>"$T/$TPEV/trigger"
 	check "rmmod $TPMOD once the trigger is gone" rmmod "$TPMOD"
 	check "insmod $TPMOD again" insmod "$TPKO"
+	# forced (rmmod -f: the kernel's event files go whatever holds the
+	# module): the trigger must leave first, or rmmod of ftrace_stackmap
+	# walks the freed file
+	echo stackmap >>"$T/$TPEV/trigger"
+	TPSYS=${TPEV#events/}
+	TPSYS=${TPSYS%/*}
+	kmsg_mark
+	if rmmod -f "$TPMOD" 2>/dev/null; then
+		ok "rmmod -f $TPMOD with a stackmap trigger on its event"
+		check "one dmesg line: the trigger removed, module unloads (forced)" \
+			eval "kmsg_since | grep -q 'stackmap trigger on $TPSYS:${TPEV##*/} removed: module $TPMOD unloads (forced)'"
+		check "no trigger left on the way out: rmmod + insmod ftrace_stackmap" \
+			eval "unload && load"
+		check "insmod $TPMOD once more" insmod "$TPKO"
+	else
+		# the debug kernel has no CONFIG_MODULE_FORCE_UNLOAD
+		diag "rmmod -f refused (a kernel without forced unload): not tested here"
+		echo '!stackmap' >>"$T/$TPEV/trigger"
+	fi
 	echo stackmap >>"$T/$TPEV/trigger"
 	TPLEFT=1	# rmmod of ftrace_stackmap below removes it, then $TPMOD goes
 else

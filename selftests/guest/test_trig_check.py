@@ -63,6 +63,13 @@ def sdef(ctx=TASK, n=1048577, **kw):
                % (n, n & 0xfffff, STACK_IPS), ctx, **kw)
 
 
+def sdef_short(flags, ctx=TASK, n=1048577, **kw):
+    """A stack_def of the first two frames of KSTACK only."""
+    return rec("stack_def", "stack_id=%d gen=1 index=%d flags=0x%x ips=%s"
+               % (n, n & 0xfffff, flags,
+                  "{0xffffffff81000010,0xffffffff81000110}"), ctx, **kw)
+
+
 def wakeup(ctx=HARDIRQ, **kw):
     return rec("sched_wakeup", "comm=kworker/1:1 pid=30 prio=120 "
                "target_cpu=001", ctx, **kw)
@@ -131,6 +138,17 @@ class Pairs(unittest.TestCase):
     def test_interrupts_of_each_kind_between(self):
         self.passes(src(), wakeup(SOFTIRQ), wakeup(HARDIRQ), wakeup(NMI),
                     wakeup(HARDIRQ), sid(), opts=("alone",))
+
+    def test_truncated_prefix(self):
+        # a stack cut at the capture depth (TRUNCATED) is a prefix of the
+        # kernel's
+        self.passes(src(), sdef_short(0x14), sid(), rec("<stack trace>"),
+                    opts=("stacktrace",))
+
+    def test_short_not_truncated_fails(self):
+        # the same prefix without the flag is a wrong stack
+        self.fails(src(), sdef_short(0x10), sid(), rec("<stack trace>"),
+                   opts=("stacktrace",))
 
     def test_interrupt_separates_stacktrace(self):
         # the kernel's stacktrace trigger's record can be separated the

@@ -253,14 +253,23 @@ def cpu_files(d):
     return files
 
 
+TRUNCATED = 0x4    # FSM_SID_F_TRUNCATED (stack_def and stack_fallback flags)
+
+
+def truncated(rest):
+    f = field(rest, "flags")
+    return f is not None and int(f, 0) & TRUNCATED != 0
+
+
 def defs_of(files):
-    """stack_id -> ips, from the stack_def records of all files."""
+    """stack_id -> (ips, truncated), from the stack_def records of all
+    files."""
     defs = {}
     for f in files:
         for r in read_cpu(f):
             if r.ev == "stack_def":
-                defs[int(field(r.rest, "stack_id"))] = array(
-                    r.rest.split("ips=", 1)[1])
+                defs[int(field(r.rest, "stack_id"))] = (array(
+                    r.rest.split("ips=", 1)[1]), truncated(r.rest))
     return defs
 
 
@@ -325,12 +334,13 @@ def cmd_pairs(c, d, src, ksymf, *opts):
                 continue
             if ev == "stack_fallback":
                 ips = array(rest.split("ips=", 1)[1])
+                trunc = truncated(rest)
             else:
                 sid = int(field(rest, "stack_id"))
                 if sid not in defs:
                     bad.append("#%d: id %d has no stack_def" % (nsrc, sid))
                     continue
-                ips = defs[sid]
+                ips, trunc = defs[sid]
             ours = trim([symbolize(ksyms, ip) + (ip,) for ip in ips])
             theirs = trim([(re.sub(r"/0x[0-9a-f]+$", "", x.split()[0]),
                             "[%s]" % x.split("[", 1)[1] if "[" in x else "",
@@ -338,17 +348,18 @@ def cmd_pairs(c, d, src, ksymf, *opts):
                            for x in kst[0].stack])
             ok = len(ours) <= len(theirs) and \
                 all(same_frame(o, t) for o, t in zip(ours, theirs)) and \
-                (len(ours) == len(theirs) or len(ips) >= MAXD)
+                (len(ours) == len(theirs) or len(ips) >= MAXD or trunc)
             ours = [o[0] for o in ours]
             theirs = [t[0] for t in theirs]
             if not ok:
                 i = next((k for k, (o, t) in enumerate(zip(ours, theirs))
                           if o != t), min(len(ours), len(theirs)))
                 bad.append("#%d: ours %s != stacktrace %s (lengths %d/%d "
-                           "of %d ips; first difference at %d: %s / %s)"
+                           "of %d ips%s; first difference at %d: %s / %s)"
                            % (nsrc, ours[:6], theirs[:6], len(ours),
-                              len(theirs), len(ips), i, ours[i:i + 3],
-                              theirs[i:i + 3]))
+                              len(theirs), len(ips),
+                              ", truncated" if trunc else "", i,
+                              ours[i:i + 3], theirs[i:i + 3]))
                 continue
             ncmp += 1
     c.diag("%s: %d source records, %d with an id record, %d stacks compared"
@@ -369,7 +380,10 @@ def cmd_pairs(c, d, src, ksymf, *opts):
     c.ok("every %s record has exactly the id records it should" % src
          + (" and its stack equals stacktrace's" if st else ""),
          nsrc > 0 and nid > 0 and not bad,
-         "%d of %d wrong" % (len(bad), nsrc) if bad else "no records")
+         # the first wrong one goes into the "not ok" line itself, so that
+         # a summary that keeps only failing lines (CI's) still shows it
+         "%d of %d wrong, first: %s" % (len(bad), nsrc, bad[0][:400])
+         if bad else "no records")
 
 
 def cmd_count(c, d, src, n):

@@ -122,7 +122,7 @@ while IFS= read -r l; do case $l in file_*) diag "$l" ;; esac; done <"$TMPD/stat
 # Any user names the programs it runs: one whose name holds a newline and
 # a stack line after it, run by nobody, must show in stack_map escaped
 # (%pE, as the trace prints it), its text never at the start of a line.
-FORGED='stack_id 77777 [hits 9, depth 1]'
+FORGED='stack_id 77777 [gen 0, index 77777, hits 9, depth 1]'
 ED=$(mktemp -d /tmp/fsm-name.XXXXXX)
 chmod 755 "$ED"
 EVIL=$ED/x$'\n'$FORGED
@@ -139,7 +139,7 @@ check_eq "stack_map: no line starts with the forged text" \
 check "stack_map: its file line, escaped" \
 	grep -qF "$ED/x\\n$FORGED" "$TMPD/map5"
 check "stack_map: its frames, escaped (path+0xoffset)" \
-	grep -qE "^  \[[0-9]+\] $ED/x\\\\n${FORGED%%[*}\\[hits 9, depth 1\\]\+0x" "$TMPD/map5"
+	grep -qE "^  \[[0-9]+\] $ED/x\\\\n${FORGED%%[*}\\[gen 0, index 77777, hits 9, depth 1\\]\+0x" "$TMPD/map5"
 rm -rf "$ED"
 
 # ---- 4. a FUSE file whose server stops answering ----

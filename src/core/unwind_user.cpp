@@ -10,8 +10,12 @@
 
 namespace fsm::unwind {
 
-/* Indexed by enum fsm_uw_stop; the static_assert ties the two together. */
-inline constexpr const char *kStopNames[] = {
+/*
+ * Indexed by enum fsm_uw_stop; the static_assert ties the two together.
+ * constexpr without inline: internal linkage, no COMDAT group (see
+ * unwind_user.h).
+ */
+constexpr const char *kStopNames[] = {
 	"end",			/* FSM_UW_STOP_END */
 	"zero_fp",		/* FSM_UW_STOP_ZERO_FP */
 	"first_fault",		/* FSM_UW_STOP_FIRST_FAULT */
@@ -27,7 +31,7 @@ static_assert(sizeof(kStopNames) / sizeof(kStopNames[0]) == FSM_UW_NR_STOPS,
 	      "kStopNames must name every enum fsm_uw_stop");
 
 /* Indexed by enum fsm_uw_mode. */
-inline constexpr const char *kModeNames[] = {
+constexpr const char *kModeNames[] = {
 	"none",			/* FSM_UW_MODE_NONE */
 	"x86_64",		/* FSM_UW_MODE_X86_64 */
 	"ia32",			/* FSM_UW_MODE_IA32 */

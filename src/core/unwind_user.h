@@ -83,7 +83,10 @@
  *
  * Context and constraints: freestanding C++ (src/core rules): no library,
  * no exceptions, no static constructors; the descriptor table is constexpr
- * data in .rodata.
+ * data in .rodata. Everything here that the compiler may emit has
+ * internal linkage (static inline functions, kModes constexpr without
+ * inline): anything else becomes a COMDAT group, which a module cannot
+ * have (scripts/cxx-gate says why and refuses it).
  */
 #ifndef FSM_UNWIND_USER_H
 #define FSM_UNWIND_USER_H
@@ -131,7 +134,7 @@ struct ModeDesc {
  * the static_asserts below pin each row to its mode). Row NONE has
  * word_size 0 = invalid.
  */
-inline constexpr ModeDesc kModes[FSM_UW_NR_MODES] = {
+constexpr ModeDesc kModes[FSM_UW_NR_MODES] = {
 	/* FSM_UW_MODE_NONE */
 	{},
 	/* FSM_UW_MODE_X86_64: push %rbp; mov %rsp,%rbp */
@@ -234,7 +237,7 @@ constexpr bool descs_sane()
 static_assert(descs_sane(), "bad frame descriptor");
 
 /* Record why the walk stopped; returns the entry count for `return`. */
-inline u32 walk_stop(fsm_uw_result &res, u32 stop)
+static inline u32 walk_stop(fsm_uw_result &res, u32 stop)
 {
 	res.stop = stop;
 	return res.nr;
@@ -264,7 +267,7 @@ inline constexpr u32 kRecordOk = FSM_UW_NR_STOPS;	/* read_record(): no stop */
  * the walk. At most two reads.
  */
 template <typename ReadWord>
-[[nodiscard]] inline u32 read_record(const FrameDesc &f, const WalkPos &p, u64 ws,
+[[nodiscard]] static inline u32 read_record(const FrameDesc &f, const WalkPos &p, u64 ws,
 				     u64 amask, ReadWord &read_word, Record &r)
 {
 	const u64 base = (f.flags & kCfaFromSp) ? p.sp : p.fp;
@@ -311,10 +314,10 @@ template <typename ReadWord>
  * little endian; a fault is "no".
  */
 template <typename ReadCode>
-[[nodiscard]] inline bool follows_call(u64 ra, ReadCode &read_code)
+[[nodiscard]] static inline bool follows_call(u64 ra, ReadCode &read_code)
 {
 	const u64 a = ra & ~1ull;
-	u64 w;
+	u64 w = 0;	/* set by read_code() when it returns true */
 
 	if (a < 4 || (!(ra & 1) && (a & 3)) || !read_code(a - 4, 4, w))
 		return false;
@@ -355,7 +358,7 @@ inline constexpr u32 kScoreChain = 3;	/* ra follows a call; saved fp 0 or above 
  * FSM_UW_STOP_NO_CALL. *@chosen: 0 or 1.
  */
 template <typename ReadWord, typename ReadCode>
-[[nodiscard]] inline u32 pick_layout(const ModeDesc &m, const WalkPos &p, u64 ws,
+[[nodiscard]] static inline u32 pick_layout(const ModeDesc &m, const WalkPos &p, u64 ws,
 				     u64 amask, ReadWord &read_word, ReadCode &read_code,
 				     u32 prefer, u32 &chosen, Record &r, bool &tie)
 {
@@ -397,7 +400,7 @@ template <typename ReadWord, typename ReadCode>
  * One stack read and one code read. Return true and fill *@r.
  */
 template <typename ReadWord, typename ReadCode>
-[[nodiscard]] inline bool leaf_record(u64 base, u64 sp, u64 lr, u64 ws, u64 amask,
+[[nodiscard]] static inline bool leaf_record(u64 base, u64 sp, u64 lr, u64 ws, u64 amask,
 				      ReadWord &read_word, ReadCode &read_code, Record &r)
 {
 	u64 nfp;
@@ -424,7 +427,7 @@ template <typename ReadWord, typename ReadCode>
  * follows a call? At most four stack reads and two code reads.
  */
 template <typename ReadWord, typename ReadCode>
-[[nodiscard]] inline bool vouched_at(const ModeDesc &m, u64 fp, u64 low, u64 ws, u64 amask,
+[[nodiscard]] static inline bool vouched_at(const ModeDesc &m, u64 fp, u64 low, u64 ws, u64 amask,
 				     ReadWord &read_word, ReadCode &read_code)
 {
 	const WalkPos q = { .sp = low, .fp = fp, .prev_fp = 0, .fp_is_reg = true,
@@ -467,7 +470,7 @@ template <typename ReadWord, typename ReadCode>
  * the frame.
  */
 template <typename ReadWord, typename ReadCode>
-[[nodiscard]] inline u32 a32_syscall_top(const ModeDesc &m, const fsm_uw_regs &regs,
+[[nodiscard]] static inline u32 a32_syscall_top(const ModeDesc &m, const fsm_uw_regs &regs,
 					 WalkPos &p, u64 ws, u64 amask, ReadWord &read_word,
 					 ReadCode &read_code, u32 &layout, Record &r,
 					 bool &next_is_reg, u32 &after)
@@ -538,7 +541,7 @@ template <typename ReadWord, typename ReadCode>
  * Return: res.nr.
  */
 template <typename ReadWord, typename ReadCode>
-[[nodiscard]] inline u32 walk(const fsm_uw_regs &regs, ReadWord &&read_word,
+[[nodiscard]] static inline u32 walk(const fsm_uw_regs &regs, ReadWord &&read_word,
 			      ReadCode &&read_code, u64 *entries, u32 max,
 			      fsm_uw_result &res)
 {

@@ -39,6 +39,8 @@
 #include <linux/tracepoint.h>
 
 #include "compat/compat.h"
+#include "compat/evfiles.h"
+#include "compat/ksyms.h"
 #include "tracing.h"
 #include "ustack.h"
 
@@ -299,6 +301,7 @@ static struct fsm_inst *fsm_inst_alloc(const char *name, struct dentry *dir,
 	inst->dir = dir;
 	inst->tr = tr;
 	INIT_LIST_HEAD(&inst->sources);
+	INIT_LIST_HEAD(&inst->trigs);
 	INIT_LIST_HEAD(&inst->reap);
 	init_rwsem(&inst->map_rwsem);
 	mutex_init(&inst->map_alloc_mutex);
@@ -461,6 +464,31 @@ struct fsm_inst *fsm_inst_find_or_create_locked(struct trace_event_file *file)
 	inst = fsm_inst_find_or_create_dir_locked(dir, file->tr);
 	dput(dir);
 	return inst;
+}
+
+/**
+ * fsm_inst_has_trig - whether @file, an event of @inst, has a stackmap trigger.
+ * @inst: instance
+ * @file: an event file of @inst's trace_array
+ *
+ * The rule that keeps one id record per record: an event is a source of an
+ * instance or has a stackmap trigger there, never both (sources.c refuses
+ * the source, trigger.c the trigger). Both decide with event_mutex held,
+ * which orders them: the list changes only under it.
+ * Context: task, event_mutex held (there is no stackmap trigger, and the
+ * list is empty, on a kernel where it is not known).
+ */
+bool fsm_inst_has_trig(struct fsm_inst *inst,
+		       const struct trace_event_file *file)
+{
+	struct fsm_inst_trig *it;
+
+	if (fsm_ks.event_mutex)
+		lockdep_assert_held(fsm_ks.event_mutex);
+	list_for_each_entry(it, &inst->trigs, node)
+		if (it->file == file)
+			return true;
+	return false;
 }
 
 /**

@@ -15,11 +15,21 @@
  *     before the instance has any file: we only queue fsm_sync_work;
  *  2. FSM_DIR_MADE, from vfs_mkdir() once instance_mkdir() returned, in
  *     the mkdir caller's context, before mkdir returns. The instance is
- *     complete. Here the struct fsm_inst, its nodes and its default source
- *     events are set up synchronously (fsm_instance_created()): all there
- *     when mkdir returns.
+ *     complete. This is still inside fsnotify's mark SRCU read side, and
+ *     setting the instance up is long (default sources: events='*' are
+ *     some 2,000 events, each through its directory lock and event_mutex),
+ *     which would hold up every synchronize_srcu() on it in the system
+ *     (the mark reaper, the close of any inotify fd). So the handler only
+ *     queues a task work on the mkdir caller (TWA_RESUME): it runs in the
+ *     same task once the syscall is done, before mkdir returns to user
+ *     space, outside every lock (fsm_mkdir_workfn()). The struct
+ *     fsm_inst, its nodes and its default source events are then set up
+ *     (fsm_instance_created()): all there when mkdir returns. A task that
+ *     never returns to user space (a kernel thread) or is exiting gets it
+ *     done inline, as before.
  *
- * Why case 2 cannot deadlock. The VFS holds the "instances" inode lock
+ * Why case 2 cannot deadlock (the inline case; the task work holds no lock
+ * at all). The VFS holds the "instances" inode lock
  * there; compat drops it around our callback and takes it back after, as
  * tracefs_syscall_mkdir() itself does around instance_mkdir(). So the
  * callback holds no lock of tracefs or tracing (only the mkdir's
@@ -29,7 +39,8 @@
  *   fsm_nodes_mutex -> inode locks of instances/NAME and NAME/options
  *     (tracefs_create_file());
  *   inode lock of NAME/events/SYS/EV, shared, alone (sources.c resolves
- *     the defaults through it), then fsm_mutex alone to install them.
+ *     the defaults through it; on eventfs kernels event_mutex instead,
+ *     alone: compat/evfiles.h), then fsm_mutex alone to install them.
  * Nobody takes fsm_mutex or fsm_nodes_mutex while holding a tracefs inode
  * lock, event_mutex or trace_types_lock is never taken inside them (the
  * .reg callback takes fsm_mutex inside event_mutex: the only order of
@@ -60,18 +71,23 @@
 
 #include <linux/dcache.h>
 #include <linux/err.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/task_work.h>
 #include <linux/trace_events.h>
 #include <linux/tracepoint.h>
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
 #include "compat/compat.h"
+#include "param.h"
 #include "tracing.h"
 #include "ustack.h"
 
@@ -79,6 +95,21 @@ char *fsm_default_events;
 module_param_named(events, fsm_default_events, charp, 0444);
 MODULE_PARM_DESC(events,
 		 "Default source events of every instance, set_event syntax separated by commas, e.g. \"sched:sched_switch,irq:*\"; unknown events fail the load");
+
+/*
+ * Tests only: sleep this long before installing a new instance's default
+ * sources, whoever installs them (the mkdir's task work or the sync work;
+ * stackmap_lifecycle, part mkrace: the setup runs outside fsnotify's SRCU
+ * read side, so an inotify close made meanwhile does not wait for it).
+ */
+static unsigned int fsm_test_setup_delay_ms;
+static struct fsm_param_range fsm_test_setup_delay_range = {
+	.val = &fsm_test_setup_delay_ms, .min = 0, .max = 10000,
+};
+module_param_cb(test_setup_delay_ms, &fsm_param_range_ops,
+		&fsm_test_setup_delay_range, 0600);
+MODULE_PARM_DESC(test_setup_delay_ms,
+		 "Tests only: delay between a new instance's nodes and its default sources, ms, accepted 0..10000 (default 0)");
 
 /* fsm_sync_work may be queued (false before init is done, during exit) */
 static bool fsm_worker_on;
@@ -309,6 +340,8 @@ static int fsm_inst_defaults(struct fsm_inst *inst, bool strict)
 
 	if (!fsm_default_events || !*fsm_default_events)
 		return 0;
+	if (!strict && READ_ONCE(fsm_test_setup_delay_ms))
+		msleep(READ_ONCE(fsm_test_setup_delay_ms));
 	ret = fsm_sources_update(inst, fsm_default_events,
 				 strict ? FSM_SRC_REPLACE | FSM_SRC_PARAM :
 				 FSM_SRC_REPLACE | FSM_SRC_DEFAULTS);
@@ -372,8 +405,9 @@ static void fsm_retry_workfn(struct work_struct *work)
 
 /*
  * FSM_DIR_MADE (see the file comment): the mkdir caller's context, before
- * mkdir returns, no lock of tracefs or tracing held. Create the instance,
- * its nodes and its default sources now.
+ * mkdir returns to user space (its task work, or inline in the callback),
+ * no lock of tracefs or tracing held. Create the instance, its nodes and
+ * its default sources now.
  *
  * The sync work may have learnt the instance while it was half made
  * (kicked by FSM_DIR_NEW, polling every HZ / 10 while the ~2,000 event
@@ -391,7 +425,7 @@ static void fsm_retry_workfn(struct work_struct *work)
  * name): in debugfs mode the old instance's ftrace_stackmap/instances/NAME
  * must be gone before the new one's is made.
  */
-static void fsm_instance_created(const struct qstr *name)
+static void fsm_instance_created(const char *name)
 {
 	struct fsm_inst *inst;
 	struct dentry *dir;
@@ -401,7 +435,7 @@ static void fsm_instance_created(const struct qstr *name)
 	if (!READ_ONCE(fsm_worker_on))
 		return;		/* during init (its own sync follows) or exit */
 	fsm_reap_dead();
-	dir = fsm_compat_child(fsm_instances_dir, (const char *)name->name);
+	dir = fsm_compat_child(fsm_instances_dir, name);
 	if (!dir)
 		return;		/* removed meanwhile */
 	inst = fsm_inst_learn(dir, &err);
@@ -426,6 +460,120 @@ static void fsm_instance_created(const struct qstr *name)
 }
 
 /*
+ * Task works of FSM_DIR_MADE (see the file comment): one per mkdir, owned
+ * by the task it is queued on. Module exit cannot cancel them
+ * (task_work_cancel is not exported) and never waits for a task to return
+ * to user space: fsm_mkdir_works_stop() disarms the queued ones instead,
+ * pointing them at kfree(), core kernel code (the callback_head is first:
+ * kfree() of it frees the work), and waits for the ones running now.
+ */
+struct fsm_mkdir_work {
+	struct callback_head head;	/* first: see above */
+	struct list_head node;		/* fsm_mkdir_works, fsm_mkdir_lock */
+	char name[];
+};
+
+static DEFINE_SPINLOCK(fsm_mkdir_lock);
+static LIST_HEAD(fsm_mkdir_works);	/* queued, not yet run */
+static bool fsm_mkdir_stopped;		/* fsm_mkdir_lock */
+/* works between taking themselves off the list and their last access */
+static atomic_t fsm_mkdir_running = ATOMIC_INIT(0);
+
+static void fsm_mkdir_workfn(struct callback_head *head)
+{
+	struct fsm_mkdir_work *w = container_of(head, struct fsm_mkdir_work,
+						head);
+
+	spin_lock(&fsm_mkdir_lock);
+	list_del(&w->node);
+	atomic_inc(&fsm_mkdir_running);
+	spin_unlock(&fsm_mkdir_lock);
+	/*
+	 * The point of running here: the syscall is done, so nothing is
+	 * held, fsnotify's SRCU read side least of all (checked where
+	 * lockdep tracks it).
+	 */
+#ifdef CONFIG_LOCKDEP
+	WARN_ON_ONCE(current->lockdep_depth);
+#endif
+	fsm_instance_created(w->name);
+	kfree(w);
+	if (atomic_dec_and_test(&fsm_mkdir_running))
+		wake_up_var(&fsm_mkdir_running);
+}
+
+/*
+ * Queue fsm_instance_created(@name) on the mkdir caller. Context: the
+ * FSM_DIR_MADE callback (task, may sleep). Return: false when it must be
+ * done inline (a kernel thread or an exiting task, no memory), true when
+ * queued or when the module is on its way out (nothing to do).
+ */
+static bool fsm_mkdir_defer(const struct qstr *name)
+{
+	struct fsm_mkdir_work *w;
+	bool queued = true;
+
+	/* io_uring's workers complete the mkdir themselves: inline there too */
+	if (current->flags & (PF_KTHREAD | PF_IO_WORKER | PF_EXITING))
+		return false;
+	w = kmalloc(struct_size(w, name, name->len + 1), GFP_KERNEL);
+	if (!w)
+		return false;
+	memcpy(w->name, name->name, name->len);
+	w->name[name->len] = '\0';
+	init_task_work(&w->head, fsm_mkdir_workfn);
+	/*
+	 * Under the lock, so that fsm_mkdir_works_stop() sees the work on
+	 * the list (and disarms it) or runs after we gave up: task_work_add()
+	 * takes no lock and does not sleep (TWA_RESUME).
+	 */
+	spin_lock(&fsm_mkdir_lock);
+	/* module exit (fsm_mkdir_stopped): nothing to do, w is freed below */
+	if (!fsm_mkdir_stopped) {
+		if (task_work_add(current, &w->head, TWA_RESUME)) {
+			queued = false;		/* exiting meanwhile: inline */
+		} else {
+			list_add_tail(&w->node, &fsm_mkdir_works);
+			w = NULL;
+		}
+	}
+	spin_unlock(&fsm_mkdir_lock);
+	kfree(w);
+	return queued;
+}
+
+/*
+ * No fsm_mkdir_workfn() runs after this returns; queued ones free
+ * themselves, with no module code, when their task runs them.
+ * Context: task (module exit), after the watch is gone (no new work).
+ */
+static void fsm_mkdir_works_stop(void)
+{
+	struct fsm_mkdir_work *w, *tmp;
+
+	spin_lock(&fsm_mkdir_lock);
+	fsm_mkdir_stopped = true;
+	list_for_each_entry_safe(w, tmp, &fsm_mkdir_works, node) {
+		list_del_init(&w->node);
+		/* read by task_work_run() when it gets there */
+		WRITE_ONCE(w->head.func, (task_work_func_t)kfree);
+	}
+	spin_unlock(&fsm_mkdir_lock);
+	/*
+	 * A task that read the old func before the store above runs
+	 * fsm_mkdir_workfn(): from its call until it is counted in
+	 * fsm_mkdir_running it does not sleep (a spinlock), so an RCU-tasks
+	 * grace period, which waits for every task to switch voluntarily or
+	 * run in user space, ends only after it is counted or gone. Then the
+	 * count (its middle part sleeps), then once more RCU-tasks for the
+	 * instructions after its decrement, which do not sleep either.
+	 */
+	synchronize_rcu_tasks();
+	wait_var_event(&fsm_mkdir_running, !atomic_read(&fsm_mkdir_running));
+	synchronize_rcu_tasks();
+}
+
+/*
  * A subdirectory of "instances" came or went (compat watch). FSM_DIR_NEW
  * and FSM_DIR_GONE run under the kernel's tracing locks and the
  * "instances" inode lock: no sleeping lock, no allocation, only mark and
@@ -437,8 +585,8 @@ static void fsm_instances_event(const struct qstr *name, enum fsm_dir_event ev)
 	struct fsm_inst *inst;
 	unsigned long idx;
 
-	if (ev == FSM_DIR_MADE)
-		fsm_instance_created(name);
+	if (ev == FSM_DIR_MADE && !fsm_mkdir_defer(name))
+		fsm_instance_created((const char *)name->name);
 	if (ev != FSM_DIR_GONE) {
 		fsm_inst_kick_worker();
 		return;
@@ -614,6 +762,7 @@ void fsm_lifecycle_stop(void)
 	/* no replay of standing patterns: the module notifier is still here */
 	fsm_sources_follow_stop();
 	fsm_unwatch_instances();	/* no handler runs after this */
+	fsm_mkdir_works_stop();		/* nor a work it queued */
 	/* the work may arm the retry and the retry may queue the work */
 	cancel_work_sync(&fsm_sync_work);
 	cancel_delayed_work_sync(&fsm_retry_work);

@@ -21,6 +21,7 @@
 #include <linux/string.h>
 
 #include "compat/compat.h"
+#include "compat/evfiles.h"
 #include "compat/ksyms.h"
 #include "fsm.h"
 #include "param.h"
@@ -146,7 +147,9 @@ static int __init fsm_init(void)
 	 */
 	fsm_compat_init(fsm_force_debugfs);
 	fsm_ksyms_init();	/* every other borrowed kernel symbol, once */
-	ret = fsm_nodes_init();
+	ret = fsm_compat_evfiles_init();	/* can event files be found? */
+	if (!ret)
+		ret = fsm_nodes_init();
 	if (!ret)
 		ret = fsm_lifecycle_init();
 	if (!ret)

@@ -252,7 +252,13 @@ static void fsm_show_kstack(struct seq_file *m, struct fsm_reader *r, u32 id)
 
 	if (fsm_map_lookup_id(r->map, id, &ips, &nr, &hits))
 		return;		/* handed out, not yet published */
-	seq_printf(m, "stack_id %u [hits %llu, depth %u]\n", id, hits, nr);
+	/*
+	 * The id as the trace's records carry it (gen's low bits over the
+	 * index), so that a grep for a record's stack_id finds its stack;
+	 * the generation and the index as fields.
+	 */
+	seq_printf(m, "stack_id %u [gen %u, index %u, hits %llu, depth %u]\n",
+		   FSM_SID_MAKE(r->gen, id), r->gen, id, hits, nr);
 	for (i = 0; i < nr; i++) {
 		/* as "%pS": symbol+offset/size, or the bare address if none */
 		sprint_symbol(r->sym, (unsigned long)ips[i]);
@@ -291,8 +297,10 @@ static void fsm_show_ustack(struct seq_file *m, struct fsm_reader *r, u32 id)
 		return;		/* handed out, not yet published */
 	nr = (nw - FSM_UKEY_HDR) / 2;
 	flags = FSM_UKEY_META_FLAGS(w[FSM_UKEY_META]);
-	seq_printf(m, "ustack_id %u [hits %llu, depth %u, mm %016llx, stop %u%s%s%s]\n",
-		   id, hits, nr, w[FSM_UKEY_MM], FSM_UKEY_META_STOP(w[FSM_UKEY_META]),
+	/* the user_stack records carry the index and the generation apart */
+	seq_printf(m, "ustack_id %u [gen %u, hits %llu, depth %u, mm %016llx, stop %u%s%s%s]\n",
+		   id, r->ugen, hits, nr, w[FSM_UKEY_MM],
+		   FSM_UKEY_META_STOP(w[FSM_UKEY_META]),
 		   flags & FSM_USF_IA32 ? ", " FSM_UST_ARCH_COMPAT_NAME : "",
 		   flags & FSM_USF_TRUNCATED ? ", truncated" : "",
 		   flags & FSM_USF_UNRELIABLE ? ", unreliable" : "");

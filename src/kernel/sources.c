@@ -44,9 +44,9 @@
  * Resolution never takes a reference on the instance: trace_get_event_file()
  * would (a trace_array reference), and a concurrent rmdir of the instance
  * would fail with -EBUSY, once per event resolved ("*" is about 2,000).
- * The event file is found through the instance's events/SYS/EV directory
- * instead, with that directory's inode lock held while the file is read
- * (fsm_compat_event_file_lock()): a removal waits for it.
+ * The event file is found and held valid by compat/evfiles.c instead
+ * (fsm_compat_event_file_lock(): the events/SYS/EV directory's inode lock
+ * on 6.1, event_mutex on eventfs kernels): a removal waits for it.
  *
  * A resolved source keeps a pointer to the event's trace_event_file in the
  * instance (not a reference: that would block rmdir, and a dynamic event's
@@ -77,6 +77,7 @@
 #include <linux/workqueue.h>
 
 #include "compat/compat.h"
+#include "compat/evfiles.h"
 #include "compat/ksyms.h"
 #include "tracing.h"
 #include "sources_internal.h"
@@ -88,17 +89,19 @@ static DECLARE_WORK(fsm_sources_follow_work, fsm_sources_follow_fn);
 
 /*
  * Resolve sys:ev in @inst, without a reference on the instance; a source of
- * a module holds a reference on it until entered (src->modref).
+ * a module holds a reference on it until entered (src->modref). @hint: the
+ * file a listing found (fsm_compat_list_events()), or NULL.
  * Return: 1 resolved (added to @out), 0 skipped
  * (wildcard), or -errno (named explicitly: a one-line message said why).
  */
 static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
-			   const char *ev, bool named, const char *who,
+			   const char *ev, struct trace_event_file *hint,
+			   bool named, const char *who,
 			   struct list_head *out, bool replay)
 {
 	struct trace_event_call *call;
 	struct trace_event_file *file;
-	struct dentry *evdir;
+	struct fsm_evlock lk;
 	const char *why;
 	struct fsm_src *src, *s;
 	int ret = 0;
@@ -115,7 +118,7 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 		kfree(src);
 		return -ENOMEM;
 	}
-	file = fsm_compat_event_file_lock(inst->dir, sys, ev, &evdir);
+	file = fsm_compat_event_file_lock(inst->dir, sys, ev, hint, &lk);
 	if (!file) {
 		free_percpu(src->pc);
 		kfree(src);
@@ -124,7 +127,7 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 				 fsm_inst_label(inst));
 		return named ? -EINVAL : 0;
 	}
-	/* until the unlock: no event_mutex, no trace_types_lock (compat/compat.h) */
+	/* until the unlock: no event_mutex, no trace_types_lock (compat/evfiles.h) */
 	call = file->event_call;
 	if (file->tr != READ_ONCE(inst->tr)) {
 		ret = -ENODEV;		/* instance removed (or replaced) */
@@ -166,7 +169,7 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 	src->call = call;
 	src->tr = file->tr;
 	src->type = call->event.type;
-	/* still inside the event directory's lock: the file is alive */
+	/* still inside fsm_compat_event_file_lock(): the file is alive */
 	ret = src->ops->prepare(src, call);
 	if (ret) {
 		fsm_src_unpend(src);
@@ -176,7 +179,7 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 	src = NULL;
 	ret = 1;
 out:
-	fsm_compat_event_file_unlock(evdir);
+	fsm_compat_event_file_unlock(&lk);
 	if (src) {
 		fsm_src_ops_free(src);
 		free_percpu(src->pc);
@@ -185,10 +188,27 @@ out:
 	return ret;
 }
 
-struct fsm_walk {
-	const struct fsm_tok *tok;
-	const char *sys;
-};
+/**
+ * fsm_sources_has_file_locked - whether @file is a source of @inst.
+ * @inst: instance
+ * @file: an event file of its trace_array
+ *
+ * Chosen sources, attached or not (options/stackmap may be set later), not
+ * gone. For the stackmap trigger, which is refused on a source (one id
+ * record per record, fsm_inst_has_trig()).
+ * Context: task, fsm_mutex held.
+ */
+bool fsm_sources_has_file_locked(struct fsm_inst *inst,
+				 const struct trace_event_file *file)
+{
+	struct fsm_src *src;
+
+	lockdep_assert_held(&fsm_mutex);
+	list_for_each_entry(src, &inst->sources, list)
+		if (src->file == file && !READ_ONCE(src->gone))
+			return true;
+	return false;
+}
 
 /* Is sys:ev a source of @inst (not gone)? Context: task; takes fsm_mutex. */
 static bool fsm_src_chosen(struct fsm_inst *inst, const char *sys,
@@ -212,62 +232,44 @@ static bool fsm_src_chosen(struct fsm_inst *inst, const char *sys,
 
 static bool fsm_walk_sys(const char *name, void *arg)
 {
-	const struct fsm_walk *w = arg;
+	const struct fsm_tok *tok = arg;
 
+	if (!strcmp(name, "stackmap"))
+		return false;	/* ours */
 	/* "name" (any) may match an event of any system */
-	return w->tok->any || !w->tok->sys || !strcmp(w->tok->sys, name);
+	return tok->any || !tok->sys || !strcmp(tok->sys, name);
 }
 
-static bool fsm_walk_ev(const char *name, void *arg)
+static bool fsm_walk_ev(const char *sys, const char *name, void *arg)
 {
-	const struct fsm_walk *w = arg;
-
-	return fsm_tok_match(w->tok, w->sys, name);
+	return fsm_tok_match(arg, sys, name);
 }
 
 /*
- * Resolve a wildcard token by walking the instance's events/ directory.
+ * Resolve a wildcard token by walking the instance's events.
  * Return: number of events resolved, or -errno.
  */
 static int fsm_resolve_wild(struct fsm_inst *inst, struct fsm_tok *t,
 			    const char *who)
 {
-	struct dentry *events, *sysdir;
-	struct fsm_walk w = { .tok = t };
-	struct fsm_name *s, *e;
-	LIST_HEAD(systems);
+	const struct fsm_event_filter filter = {
+		.sys = fsm_walk_sys, .ev = fsm_walk_ev, .arg = t,
+	};
+	struct fsm_event_name *e;
+	LIST_HEAD(evs);
 	int ret, found = 0;
 
-	events = fsm_compat_lookup(inst->dir, "events");
-	if (!events)
-		return -ENODEV;
-	ret = fsm_compat_list_subdirs(events, fsm_walk_sys, &w, &systems);
-	list_for_each_entry(s, &systems, list) {
-		LIST_HEAD(evs);
-
+	ret = fsm_compat_list_events(inst->dir, &filter, &evs);
+	list_for_each_entry(e, &evs, list) {
 		if (ret)
 			break;
-		if (!strcmp(s->name, "stackmap"))
-			continue;	/* ours */
-		sysdir = fsm_compat_lookup(events, s->name);
-		if (!sysdir)
-			continue;
-		w.sys = s->name;
-		ret = fsm_compat_list_subdirs(sysdir, fsm_walk_ev, &w, &evs);
-		dput(sysdir);
-		list_for_each_entry(e, &evs, list) {
-			if (ret)
-				break;
-			ret = fsm_resolve_one(inst, s->name, e->name, false, who,
-					      &t->srcs, false);
-			if (ret > 0)
-				found++;
-			ret = ret > 0 ? 0 : ret;
-		}
-		fsm_free_names(&evs);
+		ret = fsm_resolve_one(inst, e->sys, e->ev, e->file, false, who,
+				      &t->srcs, false);
+		if (ret > 0)
+			found++;
+		ret = ret > 0 ? 0 : ret;
 	}
-	fsm_free_names(&systems);
-	dput(events);
+	fsm_compat_free_events(&evs);
 	if (ret)
 		return ret;
 	if (!found)
@@ -279,7 +281,6 @@ static int fsm_resolve_wild(struct fsm_inst *inst, struct fsm_tok *t,
 struct fsm_follow {
 	const struct fsm_tok *toks;
 	unsigned int nr;
-	const char *sys;
 };
 
 static bool fsm_follow_sys(const char *name, void *arg)
@@ -288,11 +289,11 @@ static bool fsm_follow_sys(const char *name, void *arg)
 	return strcmp(name, "stackmap") && strcmp(name, "ftrace");
 }
 
-static bool fsm_follow_ev(const char *name, void *arg)
+static bool fsm_follow_ev(const char *sys, const char *name, void *arg)
 {
 	const struct fsm_follow *f = arg;
 
-	return fsm_pat_choose(f->toks, f->nr, f->sys, name);
+	return fsm_pat_choose(f->toks, f->nr, sys, name);
 }
 
 /*
@@ -307,46 +308,29 @@ static int fsm_resolve_follow(struct fsm_inst *inst, const struct fsm_tok *toks,
 			      unsigned int nr, struct list_head *out)
 {
 	struct fsm_follow f = { .toks = toks, .nr = nr };
-	struct dentry *events, *sysdir;
-	struct fsm_name *s, *e;
-	LIST_HEAD(systems);
+	const struct fsm_event_filter filter = {
+		.sys = fsm_follow_sys, .ev = fsm_follow_ev, .arg = &f,
+	};
+	struct fsm_event_name *e;
+	LIST_HEAD(evs);
 	int ret;
 
-	events = fsm_compat_lookup(inst->dir, "events");
-	if (!events)
-		return -ENODEV;
-	ret = fsm_compat_list_subdirs(events, fsm_follow_sys, &f, &systems);
-	list_for_each_entry(s, &systems, list) {
-		LIST_HEAD(evs);
-
-		if (!ret && READ_ONCE(fsm_shutting_down))
-			ret = -ENODEV;
+	ret = fsm_compat_list_events(inst->dir, &filter, &evs);
+	list_for_each_entry(e, &evs, list) {
 		if (ret)
 			break;
-		sysdir = fsm_compat_lookup(events, s->name);
-		if (!sysdir)
-			continue;
-		f.sys = s->name;
-		ret = fsm_compat_list_subdirs(sysdir, fsm_follow_ev, &f, &evs);
-		dput(sysdir);
-		list_for_each_entry(e, &evs, list) {
-			if (ret)
-				break;
-			if (READ_ONCE(fsm_shutting_down)) {
-				ret = -ENODEV;
-				break;
-			}
-			if (fsm_src_chosen(inst, s->name, e->name))
-				continue;
-			ret = fsm_resolve_one(inst, s->name, e->name, false,
-					      "stack_map_events", out, true);
-			ret = ret > 0 ? 0 : ret;
+		if (READ_ONCE(fsm_shutting_down)) {
+			ret = -ENODEV;
+			break;
 		}
-		fsm_free_names(&evs);
+		if (fsm_src_chosen(inst, e->sys, e->ev))
+			continue;
+		ret = fsm_resolve_one(inst, e->sys, e->ev, e->file, false,
+				      "stack_map_events", out, true);
+		ret = ret > 0 ? 0 : ret;
 		cond_resched();
 	}
-	fsm_free_names(&systems);
-	dput(events);
+	fsm_compat_free_events(&evs);
 	return ret;
 }
 
@@ -355,17 +339,17 @@ static int fsm_check_neg(struct fsm_inst *inst, struct fsm_tok *t,
 			 const char *who)
 {
 	struct trace_event_file *file;
-	struct dentry *evdir;
+	struct fsm_evlock lk;
 
 	if (!t->sys || !t->ev)
 		return 0;	/* wildcard removal: whatever it matches */
-	file = fsm_compat_event_file_lock(inst->dir, t->sys, t->ev, &evdir);
+	file = fsm_compat_event_file_lock(inst->dir, t->sys, t->ev, NULL, &lk);
 	if (!file) {
 		fsm_warn(who, "unknown event %.64s:%.64s (%s)\n", t->sys, t->ev,
 			 fsm_inst_label(inst));
 		return -EINVAL;
 	}
-	fsm_compat_event_file_unlock(evdir);
+	fsm_compat_event_file_unlock(&lk);
 	return 0;
 }
 
@@ -374,7 +358,9 @@ static int fsm_check_neg(struct fsm_inst *inst, struct fsm_tok *t,
  * (if recording), then detach what goes. All or nothing: if a probe cannot
  * be attached, the probes attached so far are detached again and
  * inst->sources is put back exactly as it was (same sources, same order,
- * still attached). On success, sources that go are on @removed; on failure
+ * still attached); so it is, without any attach, when a named event has a
+ * stackmap trigger in the instance (-EBUSY). On success, sources that go
+ * are on @removed; on failure
  * the new ones are (attached for a moment: the caller synchronises before
  * freeing). Either way the caller frees @removed.
  */
@@ -382,8 +368,11 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 				    unsigned int nr, unsigned int mode,
 				    struct list_head *removed)
 {
+	const char *who = mode & (FSM_SRC_DEFAULTS | FSM_SRC_PARAM) ?
+			  "events=" : "stack_map_events";
 	struct fsm_src *cur, *src, *tmp, *other, **saved;
-	unsigned int i, nsaved = 0;
+	unsigned int i, nsaved = 0, nleft = 0;
+	const char *left = NULL;
 	LIST_HEAD(chosen);
 	int ret = 0;
 
@@ -436,6 +425,28 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 				dup |= other->file == src->file;
 			if (dup)
 				continue;
+			/*
+			 * One id record per record: an event with a stackmap
+			 * trigger here is not a source too. Named: refused;
+			 * matched by a pattern (or a default): left out, said
+			 * once the write is applied (a replay says nothing:
+			 * it takes the event when the trigger goes, see
+			 * fsm_trig_free()). event_mutex is held
+			 * (fsm_event_lock()), under which triggers come and go.
+			 */
+			if (fsm_inst_has_trig(inst, src->file)) {
+				if (t->sys && t->ev &&
+				    !(mode & (FSM_SRC_FOLLOW | FSM_SRC_DEFAULTS))) {
+					fsm_warn(who, "%s has a stackmap trigger in %s: remove it first (one id record per record)\n",
+						 src->name, fsm_inst_label(inst));
+					ret = -EBUSY;
+					goto rollback;
+				}
+				if (!nleft++)
+					left = src->name;
+				list_move_tail(&src->list, removed);
+				continue;
+			}
 			/* re-adding one dropped earlier: take it back */
 			list_for_each_entry(cur, removed, list) {
 				if (cur->file == src->file && !cur->gone &&
@@ -458,6 +469,7 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 				break;
 		}
 	}
+rollback:
 	if (ret) {
 		/* roll back: detach the new ones, restore the old list */
 		list_for_each_entry(src, &chosen, list)
@@ -479,11 +491,18 @@ static int fsm_sources_apply_locked(struct fsm_inst *inst, struct fsm_tok *toks,
 		/* entered: from now on the module notifier protects it */
 		fsm_src_unpend(src);
 		if (mode & FSM_SRC_FOLLOW)
-			pr_info_ratelimited("%s: source event %s added: it appeared and the chosen patterns match it\n",
+			pr_info_ratelimited("%s: source event %s added: the chosen patterns match it (it appeared, or its stackmap trigger went)\n",
 					    fsm_inst_label(inst), src->name);
 	}
 	if (!(mode & FSM_SRC_FOLLOW))
 		inst->sources_set = true;
+	/* @left is freed by the caller, after this */
+	if (nleft && !(mode & FSM_SRC_FOLLOW))
+		pr_info("%s: %s%s left out of the sources: %s a stackmap trigger (the patterns take %s when it goes)\n",
+			fsm_inst_label(inst), left,
+			nleft > 1 ? " and other events" : "",
+			nleft > 1 ? "they have" : "it has",
+			nleft > 1 ? "each" : "it");
 	return 0;
 }
 
@@ -505,7 +524,8 @@ static int fsm_sources_do(struct fsm_inst *inst, const char *text,
  * are attached) is exactly what it was before the call.
  * Context: task, may sleep; must not hold fsm_mutex.
  * Return: 0, -EINVAL (syntax, unknown event, event without a tracepoint;
- * one dmesg line says which), -ENODEV (instance gone), -ENOMEM, or the
+ * one dmesg line says which), -EBUSY (a named event has a stackmap trigger
+ * in the instance; one line), -ENODEV (instance gone), -ENOMEM, or the
  * error of attaching a probe.
  */
 int fsm_sources_update(struct fsm_inst *inst, const char *text,
@@ -571,8 +591,8 @@ static int fsm_sources_do(struct fsm_inst *inst, const char *text,
 		if (t->neg)
 			ret = fsm_check_neg(inst, t, who);
 		else if (t->sys && t->ev)
-			ret = fsm_resolve_one(inst, t->sys, t->ev, true, who,
-					      &t->srcs, false);
+			ret = fsm_resolve_one(inst, t->sys, t->ev, NULL, true,
+					      who, &t->srcs, false);
 		else
 			ret = fsm_resolve_wild(inst, t, who);
 		ret = ret > 0 ? 0 : ret;
@@ -654,7 +674,7 @@ struct fsm_prefix {
 	bool found;
 };
 
-static bool fsm_prefix_ev(const char *name, void *arg)
+static bool fsm_prefix_ev(const char *sys, const char *name, void *arg)
 {
 	struct fsm_prefix *p = arg;
 
@@ -667,11 +687,30 @@ static bool fsm_prefix_sys(const char *name, void *arg)
 {
 	struct fsm_prefix *p = arg;
 
+	if (p->found)
+		return false;	/* decided: look no further */
 	if (p->colon)
 		return !p->sys || !strcmp(name, p->sys);
 	if (!strncmp(name, p->pfx, strlen(p->pfx)))
 		p->found = true;
 	return true;
+}
+
+/* "sys:event" exactly: the system, then the event, found (collects nothing) */
+static bool fsm_exact_sys(const char *name, void *arg)
+{
+	const struct fsm_prefix *p = arg;
+
+	return !p->found && !strcmp(name, p->sys);
+}
+
+static bool fsm_exact_ev(const char *sys, const char *name, void *arg)
+{
+	struct fsm_prefix *p = arg;
+
+	if (!strcmp(name, p->pfx))
+		p->found = true;
+	return false;
 }
 
 /**
@@ -688,10 +727,8 @@ static bool fsm_prefix_sys(const char *name, void *arg)
 int fsm_sources_classify(struct fsm_inst *inst, const char *tok)
 {
 	struct fsm_prefix p = {};
-	struct dentry *events, *sysdir, *evdir;
+	struct fsm_event_filter filter = { .arg = &p };
 	int ret = FSM_TOK_BAD;
-	struct fsm_name *n;
-	LIST_HEAD(systems);
 	LIST_HEAD(none);
 	char *copy, *colon;
 
@@ -700,8 +737,7 @@ int fsm_sources_classify(struct fsm_inst *inst, const char *tok)
 	if (!*tok)
 		return FSM_TOK_PREFIX;
 	copy = kstrdup(tok, GFP_KERNEL);
-	events = fsm_compat_lookup(inst->dir, "events");
-	if (!copy || !events)
+	if (!copy)
 		goto out;
 	colon = strchr(copy, ':');
 	if (colon) {
@@ -712,11 +748,11 @@ int fsm_sources_classify(struct fsm_inst *inst, const char *tok)
 		if (strchr(p.pfx, ':'))
 			goto out;
 		if (p.sys && *p.pfx && strcmp(p.pfx, "*")) {
-			sysdir = fsm_compat_lookup(events, p.sys);
-			evdir = sysdir ? fsm_compat_lookup(sysdir, p.pfx) : NULL;
-			dput(sysdir);
-			if (evdir) {
-				dput(evdir);
+			filter.sys = fsm_exact_sys;
+			filter.ev = fsm_exact_ev;
+			fsm_compat_list_events(inst->dir, &filter, &none);
+			fsm_compat_free_events(&none);	/* empty */
+			if (p.found) {
 				ret = FSM_TOK_EVENT;
 				goto out;
 			}
@@ -724,23 +760,17 @@ int fsm_sources_classify(struct fsm_inst *inst, const char *tok)
 	} else {
 		p.pfx = copy;
 	}
-	/* systems (and, without a colon, system names as prefixes) */
-	fsm_compat_list_subdirs(events, fsm_prefix_sys, &p, &systems);
-	list_for_each_entry(n, &systems, list) {
-		if (p.found)
-			break;
-		sysdir = fsm_compat_lookup(events, n->name);
-		if (!sysdir)
-			continue;
-		/* the filter records a match and collects nothing */
-		fsm_compat_list_subdirs(sysdir, fsm_prefix_ev, &p, &none);
-		dput(sysdir);
-	}
-	fsm_free_names(&systems);
+	/*
+	 * systems (and, without a colon, system names as prefixes), then
+	 * events; the filters record a match and collect nothing
+	 */
+	filter.sys = fsm_prefix_sys;
+	filter.ev = fsm_prefix_ev;
+	fsm_compat_list_events(inst->dir, &filter, &none);
+	fsm_compat_free_events(&none);	/* empty */
 	if (p.found)
 		ret = FSM_TOK_PREFIX;
 out:
-	dput(events);
 	kfree(copy);
 	return ret;
 }

@@ -69,12 +69,18 @@ void fsm_sources_set_ops(const struct fsm_src_ops *ops)
 }
 
 /**
- * fsm_event_lock - take event_mutex if the backend needs it.
+ * fsm_event_lock - take event_mutex where the kernel's is known.
  *
  * A backend that changes the events' trigger lists (src_trig.c) needs
  * event_mutex, the lock of every writer of those lists, around attach,
- * detach and tidy; the order is event_mutex -> fsm_mutex. A tracepoint
- * probe needs none, and then the lock is not taken at all.
+ * detach and tidy. Every backend needs it to choose sources: an event
+ * with a stackmap trigger in the instance is not made a source
+ * (fsm_inst_has_trig(), which reads a list the trigger changes under
+ * event_mutex). The order is event_mutex -> fsm_mutex, and the kernel's
+ * own is event_mutex -> tracepoints_mutex (an event's .reg registers its
+ * probe under it), so a tracepoint probe may be attached inside it. A
+ * kernel where it is not known (no kallsyms of data: Debian's arm64 6.1)
+ * has no stackmap trigger either, and then nothing is taken.
  * Context: task; fsm_mutex not held.
  * Return: whether the lock was taken, for fsm_event_unlock(): the backend
  * is chosen during load, after the module notifier that takes this lock
@@ -82,9 +88,7 @@ void fsm_sources_set_ops(const struct fsm_src_ops *ops)
  */
 bool fsm_event_lock(void)
 {
-	const struct fsm_src_ops *ops = READ_ONCE(fsm_src_backend);
-
-	if (!ops || !ops->event_locked)
+	if (!READ_ONCE(fsm_src_backend) || !fsm_ks.event_mutex)
 		return false;
 	fsm_compat_event_lock();
 	return true;

@@ -17,7 +17,8 @@ A source event (stack_map_events, events=) of the trigger backend is a
  * syscall, kprobe, uprobe, synthetic, eprobe): one path for all of them,
  * and the event's filter, soft disable and pid filter are honoured.
  *
- * What the kernel's trigger code sees of them (6.1):
+ * What the kernel's trigger code sees of them (6.1; the same in 6.12.113+,
+ * where the callbacks are in the commands, compat/trig_layout.h):
  * - no tm_ref: the pair never soft-enables the event (a source records
  *   only while its event is enabled, as before), so EVENT_FILE_FL_ENABLED
  *   never comes from us and a dynamic event stays removable. The
@@ -71,11 +72,10 @@ A source event (stack_map_events, events=) of the trigger backend is a
 #include <linux/string.h>
 #include <linux/trace_events.h>
 #include <linux/tracepoint.h>
-#include <linux/utsname.h>
 
 #include "compat/compat.h"
 #include "compat/ksyms.h"
-#include "compat/layouts.h"
+#include "compat/trig_layout.h"
 #include "tracing.h"
 #include "verdict.h"
 
@@ -85,15 +85,11 @@ A source event (stack_map_events, events=) of the trigger backend is a
 /* sources: the trigger-path judges */
 static DEFINE_PER_CPU(struct fsm_verdict_slots, fsm_src_verdicts);
 
-/* The commands of a source's trigger data pair: never on trigger_commands. */
-static struct fsm_kl_command fsm_srct_jcmd = {
-	.name = "stackmap_source",
-	.flags = FSM_KL_CMD_FL_NEEDS_REC,
-};
-static struct fsm_kl_command fsm_srct_pcmd = {
-	.name = "stackmap_source",
-	.flags = FSM_KL_CMD_FL_POST_TRIGGER,
-};
+/*
+ * The kinds of a source's trigger data pair, judge and post (their
+ * commands are never on trigger_commands): made by fsm_srct_resolve().
+ */
+static struct fsm_kl_kind fsm_srct_jkind, fsm_srct_pkind;
 struct fsm_src_trig {
 	struct fsm_kl_trigger_data judge;
 	struct fsm_kl_trigger_data post;
@@ -122,7 +118,7 @@ struct fsm_src_trig {
  * Disarming them while pairs are linked, then removing an instance, leaves
  * the kernel's own clear_event_triggers() to take our data off. For each
  * data it calls trace_event_trigger_enable_disable(file, 0) before
- * ops->free: a tm_ref we never took. Our data are linked at the tail,
+ * the data's free: a tm_ref we never took. Our data are linked at the tail,
  * after the triggers added before them and after the ordinary triggers
  * added later (register_trigger() adds at the head); hist triggers
  * (hist_trigger_enable()) and eprobe triggers (enable_eprobe()) also add
@@ -236,7 +232,7 @@ NOKPROBE_SYMBOL(fsm_srct_post);
 
 /*
  * The judge's print: nothing, or the kernel's header for an empty list
- * when our pair is all the event has (trigger_show() of 6.1).
+ * when our pair is all the event has (trigger_show() of 6.1 and 6.12).
  * Context: task, event_mutex held (the trigger file's seq_start).
  */
 static int fsm_srct_print(struct seq_file *m, struct fsm_kl_trigger_data *data)
@@ -250,7 +246,8 @@ static int fsm_srct_print(struct seq_file *m, struct fsm_kl_trigger_data *data)
 	if (head->next != &data->list)
 		return 0;
 	list_for_each_entry(d, head, list)
-		if (d->cmd_ops != &fsm_srct_jcmd && d->cmd_ops != &fsm_srct_pcmd)
+		if (d->cmd_ops != &fsm_srct_jkind.cmd &&
+		    d->cmd_ops != &fsm_srct_pkind.cmd)
 			return 0;
 	seq_puts(m, "# Available triggers:\n");
 	seq_putc(m, '#');
@@ -263,7 +260,7 @@ static int fsm_srct_print(struct seq_file *m, struct fsm_kl_trigger_data *data)
 }
 
 /*
- * ops->free: the kernel frees trigger data only through
+ * The data's free: the kernel frees trigger data only through
  * unregister_trigger() (no command has our types) and
  * clear_event_triggers() (our hook unlinked us before). Reaching this is
  * a broken invariant: say it, keep the memory (it is the source's).
@@ -295,30 +292,17 @@ static void fsm_srct_free_data(struct fsm_kl_trigger_data *data)
 	}
 }
 
-static struct fsm_kl_trigger_ops fsm_srct_jops = {
+static const struct fsm_kl_cbs fsm_srct_jcbs = {
 	.trigger = fsm_srct_judge,
 	.print = fsm_srct_print,
 	.free = fsm_srct_free_data,
 };
 
-static struct fsm_kl_trigger_ops fsm_srct_pops = {
+static const struct fsm_kl_cbs fsm_srct_pcbs = {
 	.trigger = fsm_srct_post,
 	.print = fsm_verdict_print_none,
 	.free = fsm_srct_free_data,
 };
-
-static void fsm_srct_data_init(struct fsm_kl_trigger_data *d,
-			       struct fsm_kl_trigger_ops *ops,
-			       struct fsm_kl_command *cmd, void *priv)
-{
-	d->count = -1;
-	d->ref = 1;
-	d->ops = ops;
-	d->cmd_ops = cmd;
-	d->private_data = priv;
-	INIT_LIST_HEAD(&d->list);
-	INIT_LIST_HEAD(&d->named_list);
-}
 
 /**
  * fsm_srctrig_prepare - give a resolved source its trigger data pair.
@@ -332,8 +316,8 @@ static int fsm_srctrig_prepare(struct fsm_src *src)
 
 	if (!st)
 		return -ENOMEM;
-	fsm_srct_data_init(&st->judge, &fsm_srct_jops, &fsm_srct_jcmd, st);
-	fsm_srct_data_init(&st->post, &fsm_srct_pops, &fsm_srct_pcmd, st);
+	fsm_kl_data_init(&st->judge, &fsm_srct_jkind, st);
+	fsm_kl_data_init(&st->post, &fsm_srct_pkind, st);
 	st->src = src;
 	/* the frames above the post call, as for the stackmap trigger */
 	src->iter_start = fsm_srct_trim_start;
@@ -652,8 +636,9 @@ static const char *fsm_srct_resolve(void)
 	unsigned long start, size;
 	int ret;
 
-	if (strcmp(FSM_KL_RELEASE, init_utsname()->release))
-		return "trigger layouts generated for another kernel";
+	why = fsm_compat_layouts_why();
+	if (why)
+		return why;
 	if (!fsm_ks.trace_buffered_event_enable || !fsm_ks.trace_buffered_event_disable ||
 	    !fsm_compat_call_target_ok("trace_buffered_event_enable",
 				       fsm_ks.trace_buffered_event_enable) ||
@@ -686,8 +671,10 @@ static const char *fsm_srct_resolve(void)
 	mutex_unlock(fsm_ks.trigger_cmd_mutex);
 	if (why)
 		return why;
-	fsm_srct_jcmd.trigger_type = jt;
-	fsm_srct_pcmd.trigger_type = pt;
+	fsm_kl_kind_init(&fsm_srct_jkind, "stackmap_source", jt,
+			 FSM_KL_CMD_FL_NEEDS_REC, &fsm_srct_jcbs);
+	fsm_kl_kind_init(&fsm_srct_pkind, "stackmap_source", pt,
+			 FSM_KL_CMD_FL_POST_TRIGGER, &fsm_srct_pcbs);
 
 	ret = register_kprobe(&fsm_srct_clear_kp);
 	if (ret)
@@ -739,7 +726,6 @@ static int fsm_srctrig_prepare_src(struct fsm_src *src,
 
 static const struct fsm_src_ops fsm_srctrig_ops = {
 	.name = "trigger data",
-	.event_locked = true,
 	.refuses = fsm_srctrig_refuses,
 	.prepare = fsm_srctrig_prepare_src,
 	.attach = fsm_srctrig_link,
@@ -795,9 +781,10 @@ const struct fsm_src_ops *fsm_src_trig_init(bool force_probe)
 
 #else /* !FSM_HAVE_KL_TRIGGER */
 
+/* Built out: the kernel has no trigger layout we know (compat/layouts.h). */
 const struct fsm_src_ops *fsm_src_trig_init(bool force_probe)
 {
-	pr_warn("sources are tracepoint probes (tracepoint events only, filters not honoured): built without the trigger layouts (%s)\n",
+	pr_warn("sources are tracepoint probes (tracepoint events only, filters not honoured): the trigger path is built out (%s)\n",
 		FSM_KL_TRIGGER_WHY);
 	return NULL;
 }

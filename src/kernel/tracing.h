@@ -297,6 +297,13 @@ struct fsm_inst {
 	struct list_head sources;
 	bool sources_set;
 	/*
+	 * The events of this instance that have a stackmap trigger (struct
+	 * fsm_inst_trig, trigger.c), under event_mutex: such an event is not
+	 * a source too, and a source gets no stackmap trigger, so that each
+	 * record has one id record (fsm_inst_has_trig()).
+	 */
+	struct list_head trigs;
+	/*
 	 * The standing patterns (sources.c, "Patterns that follow"): the
 	 * wildcard and '!' tokens chosen since the last '>' write, in order,
 	 * re-applied to events that appear later; NULL: none. With their
@@ -323,6 +330,16 @@ struct fsm_inst {
 	struct fsm_map *umap;
 	u32 ugen;
 	struct fsm_inst_pcpu __percpu *pcpu;
+};
+
+/**
+ * struct fsm_inst_trig - an event of an instance with a stackmap trigger.
+ * @node: in fsm_inst.trigs (event_mutex)
+ * @file: the event's file in that instance
+ */
+struct fsm_inst_trig {
+	struct list_head node;
+	struct trace_event_file *file;
 };
 
 /**
@@ -363,6 +380,8 @@ struct fsm_inst *fsm_inst_find_or_create_dir_locked(struct dentry *dir,
 						    struct trace_array *tr);
 struct fsm_inst *fsm_inst_of_tr_rcu(struct trace_array *tr);
 int fsm_inst_prepare_map(struct fsm_inst *inst);
+bool fsm_inst_has_trig(struct fsm_inst *inst,
+		       const struct trace_event_file *file);
 void fsm_inst_registry_exit(void);
 
 /* lifecycle.c: instances made and removed (main.c runs init and exit) */
@@ -468,8 +487,6 @@ bool fsm_record_event_to(struct fsm_inst *inst, struct trace_event_file *file,
  * struct fsm_src_ops - a source backend: how a chosen source event is
  * made to write id records (the way file systems provide inode ops).
  * @name:         for messages
- * @event_locked: attach, detach and tidy change the event's trigger list:
- *                event_mutex is held around them (fsm_event_lock())
  * @refuses:      why @call cannot be a source with this backend, or NULL
  * @prepare:      fill the backend's part of a source being resolved (under
  *                the event directory's lock: the file is alive).
@@ -488,10 +505,12 @@ bool fsm_record_event_to(struct fsm_inst *inst, struct trace_event_file *file,
  *
  * One instance per backend (src_trig.c, src_probe.c), chosen by main.c at
  * load (fsm_sources_set_ops()); sources.c calls nothing else of a backend.
+ * @attach, @detach and @tidy run with event_mutex held where the kernel's
+ * is known (fsm_event_lock()), which a backend that changes the events'
+ * trigger lists requires.
  */
 struct fsm_src_ops {
 	const char *name;
-	bool event_locked;
 	const char *(*refuses)(const struct trace_event_call *call);
 	int (*prepare)(struct fsm_src *src, struct trace_event_call *call);
 	int (*attach)(struct fsm_src *src);
@@ -521,6 +540,8 @@ struct fsm_src_ops {
 int fsm_sources_update(struct fsm_inst *inst, const char *text,
 		       unsigned int mode);
 int fsm_sources_show(struct seq_file *m, struct fsm_inst *inst);
+bool fsm_sources_has_file_locked(struct fsm_inst *inst,
+				 const struct trace_event_file *file);
 #define FSM_TOK_BAD	0	/* fsm_sources_classify() */
 #define FSM_TOK_PREFIX	1
 #define FSM_TOK_EVENT	2

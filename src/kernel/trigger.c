@@ -15,28 +15,35 @@
  * that instance's stackmap:stack_id file, whether or not stack_id is
  * enabled there (stacktrace needs no enable either).
  *
- * How it gets in (6.1): register_event_command() is __init and not
- * exported, and struct event_command is not in the public headers. So:
+ * How it gets in: register_event_command() is __init and not exported,
+ * and struct event_command is not in the public headers. So:
  * - the layouts are checked at build time (compat/layouts.h); without them
- *   the trigger is built out and dmesg says why at load;
+ *   the trigger is built out and dmesg says why at load. Kernels keep the
+ *   callbacks of trigger data in two places (6.1: data->ops; 6.12.113+:
+ *   the command): compat/trig_layout.h puts ours where this one looks;
+ *   nothing below depends on which;
+ * - the layouts must be the running kernel's, release and build
+ *   (fsm_compat_layouts_why()), else no trigger;
  * - the static trigger_commands list, trigger_cmd_mutex, event_mutex and
  *   the kernel's own trigger_stacktrace_cmd are found through kallsyms
- *   (compat/ksyms.c); stacktrace's command is checked (name, type, flags) and
- *   its generic callbacks are reused: parse (event_trigger_parse), unreg
- *   (unregister_trigger), set_filter (set_trigger_filter), and the init/
- *   free of its ops (event_trigger_init/event_trigger_free). Only parse
- *   and reg are wrapped: parse strips a leading "user" parameter (which the
- *   kernel's parser would take for a filter) and notes it for
- *   get_trigger_ops; reg finds our instance, prepares its map and tracks
- *   the trigger. It has no unreg_all, so "echo > trigger" (O_TRUNC) keeps
- *   stacktrace triggers, and ours too: the same rule.
+ *   (compat/ksyms.c); stacktrace's command is checked (name, type, flags,
+ *   and each callback by its symbol name, fsm_compat_fn_is()) and its
+ *   generic callbacks are reused: parse (event_trigger_parse), reg
+ *   (register_trigger), unreg (unregister_trigger), set_filter
+ *   (set_trigger_filter), and the init/free of its data
+ *   (event_trigger_init/event_trigger_free). Only parse and reg are
+ *   wrapped: parse strips a leading "user" parameter (which the kernel's
+ *   parser would take for a filter) and notes it for reg; reg finds our
+ *   instance, prepares its map and tracks the trigger. It has no
+ *   unreg_all, so "echo > trigger" (O_TRUNC) keeps stacktrace triggers,
+ *   and ours too: the same rule.
  *
  * Lifecycle (all under event_mutex, which the kernel holds around parse,
- * reg, unreg and ops->free):
+ * reg, unreg and the data's free):
  * - a registered trigger has a struct fsm_trig (its data->private_data,
  *   in place of the event file the kernel's parser put there), on
  *   fsm_trigs, holding a reference on our instance;
- * - ops->free with the last reference (unregister_trigger: "!stackmap";
+ * - the free with the last reference (unregister_trigger: "!stackmap";
  *   clear_event_triggers: rmdir of the instance) lets the kernel's free
  *   wait for running triggers (tracepoint_synchronize_unregister() in
  *   trigger_data_free()) and free the data; then fsm_trig goes;
@@ -69,11 +76,10 @@
 #include <linux/string.h>
 #include <linux/trace_events.h>
 #include <linux/tracepoint.h>
-#include <linux/utsname.h>
 
 #include "compat/compat.h"
 #include "compat/ksyms.h"
-#include "compat/layouts.h"
+#include "compat/trig_layout.h"
 #include "tracing.h"
 #include "ustack.h"
 #include "verdict.h"
@@ -83,13 +89,19 @@
 
 #if FSM_HAVE_KL_TRIGGER
 
-/* stacktrace's callbacks, reused */
-static int (*fsm_k_init)(struct fsm_kl_trigger_data *data);
-static void (*fsm_k_free)(struct fsm_kl_trigger_data *data);
+/*
+ * stacktrace's callbacks, reused, each checked by name at load
+ * (fsm_trig_resolve()): its parse and reg (the rest is in fsm_cmd), and
+ * the init and free of its data.
+ */
+static typeof_member(struct fsm_kl_command, parse) fsm_k_parse;
+static typeof_member(struct fsm_kl_command, reg) fsm_k_reg;
+static struct fsm_kl_cbs fsm_k_data;
 /* free_event_filter(), for the rmmod path (NULL: free one by one) */
 static void (*fsm_k_free_filter)(struct event_filter *filter);
 
-static struct fsm_kl_command fsm_cmd;
+/* The stackmap command (on trigger_commands) and its data's callbacks. */
+static struct fsm_kl_kind fsm_cmd;
 static bool fsm_cmd_on;		/* fsm_cmd is on trigger_commands */
 /* The trimmed frame: event_triggers_post_call() calls the trigger. */
 static struct fsm_src *fsm_trig_src;
@@ -111,9 +123,14 @@ static struct fsm_src *fsm_trig_src;
  *            (fsm_trig_judge())
  * @comp_on:  @comp is on the event's trigger list (event_mutex; read by
  *            the trigger)
+ * @user:     "stackmap:user": the user stack is requested too (set before
+ *            the data is published, then read-only)
+ * @iref:     on @inst's list of events with a stackmap trigger (event_mutex):
+ *            such an event is refused as a source (fsm_inst_has_trig())
  */
 struct fsm_trig {
 	struct list_head node;
+	struct fsm_inst_trig iref;
 	struct fsm_kl_trigger_data *data;
 	struct trace_event_file *file;
 	struct trace_event_file *sid_file;
@@ -121,23 +138,25 @@ struct fsm_trig {
 	struct module *mod;
 	struct fsm_kl_trigger_data comp;
 	bool comp_on;
+	bool user;
 };
 
 static LIST_HEAD(fsm_trigs);
 /* rmmod: triggers off their events, freed after one grace period */
 static LIST_HEAD(fsm_trigs_dead);
 static bool fsm_trig_exiting;	/* event_mutex */
-/* "user" seen by fsm_trig_parse(), for fsm_trig_get_ops() (event_mutex) */
+/* "user" seen by fsm_trig_parse(), for fsm_trig_reg() (event_mutex) */
 static bool fsm_parse_user;
 /* fsm_trig_reg() said why it refused (event_mutex): one dmesg line */
 static bool fsm_reg_said;
 
 /*
- * Count down data->count (-1: unlimited), as stacktrace_count_trigger()
- * does, but with cmpxchg: two CPUs that both see 1 cannot both fire (and
- * wrap the count to "unlimited"), so ":N" gives exactly N records. Each
- * failed cmpxchg means another CPU took one: at most count + CPUs rounds.
- * Context: the trigger. Return: true to fire.
+ * Count down data->count (-1: unlimited, the count of every data without
+ * ":N"), as stacktrace's count does, but with cmpxchg: two CPUs that both
+ * see 1 cannot both fire (and wrap the count to "unlimited"), so ":N"
+ * gives exactly N records. Each failed cmpxchg means another CPU took
+ * one: at most count + CPUs rounds. The kernel never counts for us
+ * (compat/trig_layout.h). Context: the trigger. Return: true to fire.
  */
 static bool notrace fsm_trig_take(struct fsm_kl_trigger_data *data)
 {
@@ -250,21 +269,17 @@ static void fsm_trig_comp_free(struct fsm_kl_trigger_data *data)
 	fsm_trig_clear_slots(t);
 }
 
-static struct fsm_kl_trigger_ops fsm_vops = {
+/* The companions (command fsm_vkind.cmd: never on trigger_commands). */
+static struct fsm_kl_kind fsm_vkind;
+static const struct fsm_kl_cbs fsm_vcbs = {
 	.trigger = fsm_trig_judge,
 	.print = fsm_verdict_print_none,
 	.free = fsm_trig_comp_free,
 };
 
-/* The companion's command: never on trigger_commands. */
-static struct fsm_kl_command fsm_vcmd = {
-	.name = FSM_TRIG_NAME,
-	.trigger_type = ETT_NONE,
-	.flags = FSM_KL_CMD_FL_NEEDS_REC,
-};
-
 /*
- * One hit: check the record was kept, take one from ":N", write.
+ * One hit: check the record was kept, take one from ":N", write (with the
+ * user stack for "stackmap:user").
  * The trigger may run with preemption enabled: a uprobe event's post
  * trigger runs after the ring buffer's unlock under rcu_read_lock() only
  * (uprobe_trace_func()). fsm_record_event_to() uses per-CPU buffers and
@@ -275,69 +290,41 @@ static struct fsm_kl_command fsm_vcmd = {
  * called (FSM_CALLER(): the capture starts there, see fsm_capture()).
  * Context: the trigger (any context; rcu_read_lock or rcu_read_lock_sched).
  */
-static void notrace fsm_trig_fire(struct fsm_kl_trigger_data *data, bool user,
-				  bool counted, const struct fsm_caller *caller)
+static void notrace fsm_trig_fire(struct fsm_kl_trigger_data *data,
+				  const struct fsm_caller *caller)
 {
 	struct fsm_trig *t = data->private_data;
 
 	preempt_disable_notrace();
-	if (fsm_trig_record_kept(t) && (!counted || fsm_trig_take(data)))
-		fsm_record_event_to(t->inst, t->sid_file, fsm_trig_src, user,
+	if (fsm_trig_record_kept(t) && fsm_trig_take(data))
+		fsm_record_event_to(t->inst, t->sid_file, fsm_trig_src, t->user,
 				    caller);
 	preempt_enable_notrace();
 }
 
-static void notrace fsm_trig_kernel(struct fsm_kl_trigger_data *data,
-				    struct trace_buffer *buffer, void *rec,
-				    struct ring_buffer_event *rbe)
+/* The trigger of stackmap data, ":N" or not (fsm_trig_take()). */
+static void notrace fsm_trig_hit(struct fsm_kl_trigger_data *data,
+				 struct trace_buffer *buffer, void *rec,
+				 struct ring_buffer_event *rbe)
 {
 	struct fsm_caller caller;
 
 	FSM_CALLER(&caller);
-	fsm_trig_fire(data, false, false, &caller);
+	fsm_trig_fire(data, &caller);
 }
-NOKPROBE_SYMBOL(fsm_trig_kernel);
+NOKPROBE_SYMBOL(fsm_trig_hit);
 
-static void notrace fsm_trig_kernel_count(struct fsm_kl_trigger_data *data,
-					  struct trace_buffer *buffer, void *rec,
-					  struct ring_buffer_event *rbe)
+/*
+ * The kernel's event_trigger_print() format, "stackmap" or "stackmap:user".
+ * Context: task, event_mutex held (the trigger file's listing): @data is
+ * registered, its private_data is our struct fsm_trig.
+ */
+static int fsm_trig_print(struct seq_file *m, struct fsm_kl_trigger_data *data)
 {
-	struct fsm_caller caller;
-
-	FSM_CALLER(&caller);
-	fsm_trig_fire(data, false, true, &caller);
-}
-NOKPROBE_SYMBOL(fsm_trig_kernel_count);
-
-static void notrace fsm_trig_user(struct fsm_kl_trigger_data *data,
-				  struct trace_buffer *buffer, void *rec,
-				  struct ring_buffer_event *rbe)
-{
-	struct fsm_caller caller;
-
-	FSM_CALLER(&caller);
-	fsm_trig_fire(data, true, false, &caller);
-}
-NOKPROBE_SYMBOL(fsm_trig_user);
-
-static void notrace fsm_trig_user_count(struct fsm_kl_trigger_data *data,
-					struct trace_buffer *buffer, void *rec,
-					struct ring_buffer_event *rbe)
-{
-	struct fsm_caller caller;
-
-	FSM_CALLER(&caller);
-	fsm_trig_fire(data, true, true, &caller);
-}
-NOKPROBE_SYMBOL(fsm_trig_user_count);
-
-/* The kernel's event_trigger_print() format, "stackmap" or "stackmap:user". */
-static int fsm_trig_print_as(struct seq_file *m, struct fsm_kl_trigger_data *data,
-			     const char *name)
-{
+	struct fsm_trig *t = data->private_data;
 	long count = (long)data->count;
 
-	seq_puts(m, name);
+	seq_puts(m, t->user ? FSM_TRIG_NAME ":user" : FSM_TRIG_NAME);
 	if (count == -1)
 		seq_puts(m, ":unlimited");
 	else
@@ -349,24 +336,13 @@ static int fsm_trig_print_as(struct seq_file *m, struct fsm_kl_trigger_data *dat
 	return 0;
 }
 
-static int fsm_trig_print(struct seq_file *m, struct fsm_kl_trigger_data *data)
-{
-	return fsm_trig_print_as(m, data, FSM_TRIG_NAME);
-}
-
-static int fsm_trig_print_user(struct seq_file *m,
-			       struct fsm_kl_trigger_data *data)
-{
-	return fsm_trig_print_as(m, data, FSM_TRIG_NAME ":user");
-}
-
 static int fsm_trig_init(struct fsm_kl_trigger_data *data)
 {
-	return fsm_k_init(data);
+	return fsm_k_data.init(data);
 }
 
 /*
- * ops->free: the kernel calls it when the trigger leaves its event
+ * The data's free: the kernel calls it when the trigger leaves its event
  * ("!stackmap", rmdir of the instance, rmmod through our unreg). With the
  * last reference the kernel's free waits for running triggers and frees
  * @data; only then does our part go.
@@ -380,9 +356,10 @@ static void fsm_trig_free(struct fsm_kl_trigger_data *data)
 	lockdep_assert_held(fsm_ks.event_mutex);
 	if (last) {
 		list_del_init(&t->node);
+		list_del_init(&t->iref.node);
 		/* the companion goes too (its free clears comp_on) */
 		if (t->comp_on)
-			fsm_ks.trigger_stacktrace_cmd->unreg(FSM_TRIG_NAME, &t->comp, t->file);
+			fsm_cmd.cmd.unreg(FSM_TRIG_NAME, &t->comp, t->file);
 	}
 	if (last && fsm_trig_exiting && fsm_k_free_filter) {
 		/*
@@ -395,17 +372,23 @@ static void fsm_trig_free(struct fsm_kl_trigger_data *data)
 		list_add_tail(&t->node, &fsm_trigs_dead);
 		return;
 	}
-	fsm_k_free(data);
+	fsm_k_data.free(data);
 	if (last) {
 		fsm_trig_clear_slots(t);
 		module_put(t->mod);
 		fsm_inst_put(t->inst);
 		kfree(t);
+		/*
+		 * Standing patterns left the event out while it had the
+		 * trigger (sources.c): they take it now, as an event that
+		 * appeared.
+		 */
+		fsm_sources_follow_kick();
 	}
 }
 
 /*
- * The rest of 6.1's trigger_data_free() (kernel/trace/trace_events_
+ * The rest of the kernel's trigger_data_free() (kernel/trace/trace_events_
  * trigger.c) for a trigger fsm_trig_free() queued at rmmod: its filter
  * (set_trigger_filter(NULL): free_event_filter() and filter_str), the
  * data, then our part.
@@ -422,36 +405,35 @@ static void fsm_trig_release(struct fsm_trig *t)
 	kfree(data->filter_str);
 	kfree(data);
 	fsm_trig_clear_slots(t);
-	module_put(t->mod);
-	fsm_inst_put(t->inst);
+	fsm_inst_put(t->inst);	/* its module: fsm_trig_put_mods() */
 	kfree(t);
 }
 
-/* [user][count], as stacktrace_get_trigger_ops() for the count */
-static struct fsm_kl_trigger_ops fsm_ops[2][2] = {
-	{
-		{ .trigger = fsm_trig_kernel, .print = fsm_trig_print,
-		  .init = fsm_trig_init, .free = fsm_trig_free },
-		{ .trigger = fsm_trig_kernel_count, .print = fsm_trig_print,
-		  .init = fsm_trig_init, .free = fsm_trig_free },
-	}, {
-		{ .trigger = fsm_trig_user, .print = fsm_trig_print_user,
-		  .init = fsm_trig_init, .free = fsm_trig_free },
-		{ .trigger = fsm_trig_user_count, .print = fsm_trig_print_user,
-		  .init = fsm_trig_init, .free = fsm_trig_free },
-	},
+/*
+ * Module exit, after the grace periods that follow the unreg loop: no
+ * trigger callback of the dead triggers runs, their events' files are not
+ * needed any more, so their modules' references go, under event_mutex
+ * (against fsm_trig_module_notify(), which puts them itself for a module
+ * that is force-unloaded meanwhile). Context: task, no lock held.
+ */
+static void fsm_trig_put_mods(void)
+{
+	struct fsm_trig *t;
+
+	mutex_lock(fsm_ks.event_mutex);
+	list_for_each_entry(t, &fsm_trigs_dead, node) {
+		module_put(t->mod);
+		t->mod = NULL;
+	}
+	mutex_unlock(fsm_ks.event_mutex);
+}
+
+static const struct fsm_kl_cbs fsm_cbs = {
+	.trigger = fsm_trig_hit,
+	.print = fsm_trig_print,
+	.init = fsm_trig_init,
+	.free = fsm_trig_free,
 };
-
-static bool fsm_ops_user(const struct fsm_kl_trigger_ops *ops)
-{
-	return ops == &fsm_ops[1][0] || ops == &fsm_ops[1][1];
-}
-
-/* Context: task, event_mutex held (trigger_data_alloc() in parse). */
-static struct fsm_kl_trigger_ops *fsm_trig_get_ops(char *cmd, char *param)
-{
-	return &fsm_ops[fsm_parse_user][param != NULL];
-}
 
 /*
  * The kernel's event_trigger_parse(), after taking a leading "user"
@@ -481,7 +463,7 @@ static int fsm_trig_parse(struct fsm_kl_command *cmd,
 			p = NULL;
 	}
 	fsm_reg_said = false;
-	ret = fsm_ks.trigger_stacktrace_cmd->parse(cmd, file, glob, cmdstr, p);
+	ret = fsm_k_parse(cmd, file, glob, cmdstr, p);
 	fsm_parse_user = false;
 	/* ":N" past unsigned long: kstrtoul()'s -ERANGE is bad input too */
 	if (ret == -ERANGE)
@@ -509,17 +491,11 @@ static void fsm_trig_comp_reg(struct fsm_trig *t)
 {
 	struct fsm_kl_trigger_data *c = &t->comp;
 
-	c->count = -1;
-	c->ref = 1;
-	c->ops = &fsm_vops;
-	c->cmd_ops = &fsm_vcmd;
-	c->private_data = t;
-	INIT_LIST_HEAD(&c->list);
-	INIT_LIST_HEAD(&c->named_list);
-	if (WARN_ON_ONCE(fsm_ks.trigger_stacktrace_cmd->reg(FSM_TRIG_NAME, c, t->file)))
+	fsm_kl_data_init(c, &fsm_vkind, t);
+	if (WARN_ON_ONCE(fsm_k_reg(FSM_TRIG_NAME, c, t->file)))
 		return;
 	/*
-	 * A kernel invariant the rmdir path relies on (6.1): register_trigger()
+	 * A kernel invariant the rmdir path relies on (6.1, 6.12): register_trigger()
 	 * adds at the head, so the companion sits right before the trigger and
 	 * clear_event_triggers() frees it first. Say it loudly if a kernel
 	 * ever orders the list otherwise.
@@ -610,6 +586,18 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	mutex_lock(&fsm_mutex);
 	inst = fsm_ready ? fsm_inst_find_or_create_locked(file) :
 			   ERR_PTR(-ENODEV);
+	/*
+	 * One id record per record: a source event already gets one. The
+	 * sources change under event_mutex too (fsm_event_lock()), held
+	 * here, so none becomes a source before @t is on inst->trigs.
+	 */
+	if (!IS_ERR(inst) && fsm_sources_has_file_locked(inst, file)) {
+		pr_warn_ratelimited("%s: %s:%s is a source of this instance (stack_map_events): its records have their id record, no stackmap trigger\n",
+				    fsm_inst_label(inst), call->class->system,
+				    trace_event_name(call));
+		fsm_reg_said = true;
+		inst = ERR_PTR(-EBUSY);
+	}
 	if (!IS_ERR(inst))
 		kref_get(&inst->ref);
 	mutex_unlock(&fsm_mutex);
@@ -618,7 +606,7 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 		kfree(t);
 		return PTR_ERR(inst);
 	}
-	if (fsm_ops_user(data->ops) && !fsm_ustack_enabled(inst->id)) {
+	if (fsm_parse_user && !fsm_ustack_enabled(inst->id)) {
 		pr_warn_ratelimited("%s: stackmap:user needs options/stackmap_user=1 in this instance\n",
 				    fsm_inst_label(inst));
 		fsm_reg_said = true;
@@ -640,19 +628,23 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	t->sid_file = sid;
 	t->inst = inst;
 	t->mod = mod;
+	t->user = fsm_parse_user;
 	/*
 	 * Published to the trigger by the kernel's list_add_rcu() of @data
 	 * (a release): the trigger sees t, its fields and the map.
 	 */
 	data->private_data = t;
 	list_add(&t->node, &fsm_trigs);
-	ret = fsm_ks.trigger_stacktrace_cmd->reg(glob, data, file);
+	t->iref.file = file;
+	list_add(&t->iref.node, &inst->trigs);
+	ret = fsm_k_reg(glob, data, file);
 	if (!ret) {
 		fsm_trig_comp_reg(t);
 		return 0;
 	}
 	/* not registered (or added and taken off again): no free will come */
 	list_del(&t->node);
+	list_del(&t->iref.node);
 	tracepoint_synchronize_unregister();
 	data->private_data = file;
 fail:
@@ -663,51 +655,61 @@ fail:
 }
 
 
+/*
+ * The kernel's stacktrace command: its name, type and flags, and each
+ * callback the stackmap command reuses or calls, checked by its symbol
+ * name before anything calls it (fsm_compat_fn_is()).
+ * Return: NULL, or why not (for dmesg).
+ */
+static const char *fsm_trig_check_stacktrace(struct fsm_kl_command *st)
+{
+	const struct fsm_fn_expect want[] = {
+		{ "stacktrace's parse", st->parse, "event_trigger_parse" },
+		{ "stacktrace's reg", st->reg, "register_trigger" },
+		{ "stacktrace's unreg", st->unreg, "unregister_trigger" },
+		{ "stacktrace's set_filter", st->set_filter, "set_trigger_filter" },
+	};
+	const char *why;
+
+	if (strcmp(st->name, "stacktrace") ||
+	    st->trigger_type != ETT_STACKTRACE ||
+	    st->flags != FSM_KL_CMD_FL_POST_TRIGGER)
+		return "trigger_stacktrace_cmd is not the stacktrace command this module knows";
+	/* none in 6.1 and 6.12: "echo > trigger" keeps stacktrace's and ours */
+	if (st->unreg_all)
+		return "stacktrace's command has an unreg_all this module does not know";
+	why = fsm_compat_fns_are(want, ARRAY_SIZE(want));
+	/* the callbacks of its data: where this kernel's layout has them */
+	return why ?: fsm_kl_stacktrace_cbs(st, &fsm_k_data);
+}
+
 /* Resolve and check everything. Return: NULL, or why not (for dmesg). */
 static const char *fsm_trig_resolve(void)
 {
-	struct fsm_kl_trigger_ops *st_ops;
-	struct fsm_kl_command *p;
+	struct fsm_kl_command *p, *st = fsm_ks.trigger_stacktrace_cmd;
 	unsigned long start, size;
 	bool listed = false;
+	const char *why;
 
 	/*
-	 * The layouts were read for FSM_KL_RELEASE. A module built without
-	 * the top Makefile (a plain "make -C KDIR M=") may carry a stale
-	 * generated header from another kernel: the static_asserts then
-	 * checked the wrong kernel.
+	 * The layouts were read for one build of one kernel. A module built
+	 * without the top Makefile (a plain "make -C KDIR M=") may carry a
+	 * stale generated header, and two builds of one release (a new
+	 * package with the same ABI) may differ: the static_asserts then
+	 * checked another kernel.
 	 */
-	if (strcmp(FSM_KL_RELEASE, init_utsname()->release)) {
-		pr_warn("no stackmap trigger: layouts generated for %s, running %s (rebuild through the top Makefile)\n",
-			FSM_KL_RELEASE, init_utsname()->release);
-		return "";
-	}
+	why = fsm_compat_layouts_why();
+	if (why)
+		return why;
 	fsm_verdict_check_temp_buffer();
 	if (!fsm_ks.trigger_commands || !fsm_ks.trigger_cmd_mutex || !fsm_ks.event_mutex ||
-	    !fsm_ks.trigger_stacktrace_cmd || !fsm_ks.find_event_file)
+	    !st || !fsm_ks.find_event_file)
 		return "kallsyms: trigger_commands, trigger_cmd_mutex, event_mutex, trigger_stacktrace_cmd or find_event_file not found";
-	if (strcmp(fsm_ks.trigger_stacktrace_cmd->name, "stacktrace") ||
-	    fsm_ks.trigger_stacktrace_cmd->trigger_type != ETT_STACKTRACE ||
-	    fsm_ks.trigger_stacktrace_cmd->flags != FSM_KL_CMD_FL_POST_TRIGGER)
-		return "trigger_stacktrace_cmd is not the stacktrace command this module knows";
-	if (!fsm_compat_call_target_ok("stacktrace parse", fsm_ks.trigger_stacktrace_cmd->parse) ||
-	    !fsm_compat_call_target_ok("stacktrace reg", fsm_ks.trigger_stacktrace_cmd->reg) ||
-	    !fsm_compat_call_target_ok("stacktrace unreg", fsm_ks.trigger_stacktrace_cmd->unreg) ||
-	    !fsm_compat_call_target_ok("stacktrace set_filter",
-				       fsm_ks.trigger_stacktrace_cmd->set_filter) ||
-	    !fsm_compat_call_target_ok("stacktrace get_trigger_ops",
-				       fsm_ks.trigger_stacktrace_cmd->get_trigger_ops))
-		return "a stacktrace callback cannot be called from here";
-	if (fsm_ks.trigger_stacktrace_cmd->unreg_all &&
-	    !fsm_compat_call_target_ok("stacktrace unreg_all",
-				       fsm_ks.trigger_stacktrace_cmd->unreg_all))
-		return "stacktrace's unreg_all cannot be called from here";
-	st_ops = fsm_ks.trigger_stacktrace_cmd->get_trigger_ops("stacktrace", NULL);
-	if (!st_ops || !fsm_compat_call_target_ok("event_trigger_init", st_ops->init) ||
-	    !fsm_compat_call_target_ok("event_trigger_free", st_ops->free))
-		return "stacktrace's trigger ops have no usable init/free";
-	fsm_k_init = st_ops->init;
-	fsm_k_free = st_ops->free;
+	why = fsm_trig_check_stacktrace(st);
+	if (why)
+		return why;
+	fsm_k_parse = st->parse;
+	fsm_k_reg = st->reg;
 	fsm_k_free_filter = fsm_ks.free_event_filter;
 	if (fsm_k_free_filter &&
 	    !fsm_compat_call_target_ok("free_event_filter", fsm_k_free_filter))
@@ -718,7 +720,7 @@ static const char *fsm_trig_resolve(void)
 	/* the list we found is the one stacktrace is on */
 	mutex_lock(fsm_ks.trigger_cmd_mutex);
 	list_for_each_entry(p, fsm_ks.trigger_commands, list)
-		listed |= p == fsm_ks.trigger_stacktrace_cmd;
+		listed |= p == st;
 	mutex_unlock(fsm_ks.trigger_cmd_mutex);
 	if (!listed)
 		return "trigger_stacktrace_cmd is not on trigger_commands";
@@ -737,6 +739,56 @@ static const char *fsm_trig_resolve(void)
 	return NULL;
 }
 
+/*
+ * A module whose event has a stackmap trigger is held (fsm_trig_reg()), so
+ * "rmmod MOD" fails. A forced unload (rmmod -f, CONFIG_MODULE_FORCE_UNLOAD,
+ * which Debian's kernels have) ignores the reference: the trace events'
+ * notifier (priority 1) then frees the module's event files with our
+ * trigger still on one, and our rmmod would walk the freed file and put
+ * the freed module. So, before it, each such trigger is removed as
+ * "!stackmap" would remove it (its free puts the module: harmless on a
+ * module going away, whose struct lives until the chain has run).
+ * Context: task (module notifier chain, no lock held).
+ */
+static int fsm_trig_module_notify(struct notifier_block *nb,
+				  unsigned long state, void *data)
+{
+	struct module *mod = data;
+	struct fsm_trig *t, *n;
+
+	if (state != MODULE_STATE_GOING || !mod->num_trace_events)
+		return NOTIFY_DONE;
+	mutex_lock(fsm_ks.event_mutex);
+	/* the unreg frees t (and only t) from fsm_trigs */
+	list_for_each_entry_safe(t, n, &fsm_trigs, node) {
+		if (t->mod != mod)
+			continue;
+		pr_info("%s: stackmap trigger on %s:%s removed: module %s unloads (forced)\n",
+			fsm_inst_label(t->inst), t->file->event_call->class->system,
+			trace_event_name(t->file->event_call), mod->name);
+		fsm_cmd.cmd.unreg(FSM_TRIG_NAME, t->data, t->file);
+	}
+	/*
+	 * Our own rmmod, between its unreg loop and fsm_trig_put_mods():
+	 * the triggers are off their events already; their reference goes
+	 * now, while the module's struct is still there.
+	 */
+	list_for_each_entry(t, &fsm_trigs_dead, node) {
+		if (t->mod == mod) {
+			module_put(mod);
+			t->mod = NULL;
+		}
+	}
+	mutex_unlock(fsm_ks.event_mutex);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block fsm_trig_module_nb = {
+	.notifier_call = fsm_trig_module_notify,
+	.priority = 2,	/* before trace events (1) */
+};
+static bool fsm_trig_module_nb_on;
+
 /**
  * fsm_trigger_init - offer the stackmap trigger.
  *
@@ -753,19 +805,27 @@ void fsm_trigger_init(void)
 
 	why = fsm_trig_resolve();
 	if (why) {
-		if (*why)
-			pr_warn("no stackmap trigger: %s\n", why);
+		pr_warn("no stackmap trigger: %s\n", why);
 		return;
 	}
-	fsm_cmd.name = FSM_TRIG_NAME;
-	fsm_cmd.trigger_type = type;
-	fsm_cmd.flags = FSM_KL_CMD_FL_POST_TRIGGER;
-	fsm_cmd.parse = fsm_trig_parse;
-	fsm_cmd.reg = fsm_trig_reg;
-	fsm_cmd.unreg = fsm_ks.trigger_stacktrace_cmd->unreg;
-	fsm_cmd.unreg_all = fsm_ks.trigger_stacktrace_cmd->unreg_all;	/* NULL in 6.1 */
-	fsm_cmd.set_filter = fsm_ks.trigger_stacktrace_cmd->set_filter;
-	fsm_cmd.get_trigger_ops = fsm_trig_get_ops;
+	fsm_kl_kind_init(&fsm_cmd, FSM_TRIG_NAME, type,
+			 FSM_KL_CMD_FL_POST_TRIGGER, &fsm_cbs);
+	fsm_kl_kind_listed(&fsm_cmd);
+	fsm_cmd.cmd.parse = fsm_trig_parse;
+	fsm_cmd.cmd.reg = fsm_trig_reg;
+	/* checked by fsm_trig_check_stacktrace(); no unreg_all (as there) */
+	fsm_cmd.cmd.unreg = fsm_ks.trigger_stacktrace_cmd->unreg;
+	fsm_cmd.cmd.set_filter = fsm_ks.trigger_stacktrace_cmd->set_filter;
+	fsm_kl_kind_init(&fsm_vkind, FSM_TRIG_NAME, ETT_NONE,
+			 FSM_KL_CMD_FL_NEEDS_REC, &fsm_vcbs);
+
+	/*
+	 * Before the first trigger can be set (fsm_trig_module_notify()),
+	 * and outside trigger_cmd_mutex: the chain calls us with its lock
+	 * held, and we take event_mutex there, which the kernel takes
+	 * before trigger_cmd_mutex.
+	 */
+	fsm_trig_module_nb_on = !register_module_notifier(&fsm_trig_module_nb);
 
 	/* register_event_command(), plus the check of the type bit */
 	mutex_lock(fsm_ks.trigger_cmd_mutex);
@@ -775,11 +835,17 @@ void fsm_trigger_init(void)
 		else if (p->trigger_type & type)
 			why = "the trigger type bit after ETT_EVENT_EPROBE is taken";
 	}
+	if (!why && !fsm_trig_module_nb_on)
+		why = "no module notifier";
 	if (!why) {
-		list_add(&fsm_cmd.list, fsm_ks.trigger_commands);
+		list_add(&fsm_cmd.cmd.list, fsm_ks.trigger_commands);
 		fsm_cmd_on = true;
 	}
 	mutex_unlock(fsm_ks.trigger_cmd_mutex);
+	if (why && fsm_trig_module_nb_on) {
+		unregister_module_notifier(&fsm_trig_module_nb);
+		fsm_trig_module_nb_on = false;
+	}
 	if (why)
 		pr_warn("no stackmap trigger: %s\n", why);
 }
@@ -795,10 +861,15 @@ void fsm_trigger_exit(void)
 	struct list_head *first;
 	struct fsm_trig *t, *n;
 
+	/*
+	 * The module notifier stays until every trigger is off its event and
+	 * has put its module: a forced unload of such a module meanwhile
+	 * must still find ours (fsm_trig_module_notify()).
+	 */
 	if (fsm_cmd_on) {
 		mutex_lock(fsm_ks.event_mutex);
 		mutex_lock(fsm_ks.trigger_cmd_mutex);
-		list_del_init(&fsm_cmd.list);
+		list_del_init(&fsm_cmd.cmd.list);
 		fsm_cmd_on = false;
 		mutex_unlock(fsm_ks.trigger_cmd_mutex);
 		/*
@@ -811,7 +882,7 @@ void fsm_trigger_exit(void)
 		while (!list_empty(&fsm_trigs)) {
 			first = fsm_trigs.next;
 			t = list_entry(first, struct fsm_trig, node);
-			fsm_cmd.unreg(FSM_TRIG_NAME, t->data, t->file);
+			fsm_cmd.cmd.unreg(FSM_TRIG_NAME, t->data, t->file);
 			if (WARN_ON_ONCE(fsm_trigs.next == first))
 				list_del_init(first);	/* not found: leak */
 		}
@@ -825,6 +896,12 @@ void fsm_trigger_exit(void)
 		 */
 		synchronize_rcu();
 		tracepoint_synchronize_unregister();
+		fsm_trig_put_mods();
+	}
+	if (fsm_trig_module_nb_on)
+		unregister_module_notifier(&fsm_trig_module_nb);
+	fsm_trig_module_nb_on = false;
+	if (!list_empty(&fsm_trigs_dead)) {
 		list_for_each_entry_safe(t, n, &fsm_trigs_dead, node)
 			fsm_trig_release(t);
 		INIT_LIST_HEAD(&fsm_trigs_dead);
@@ -835,9 +912,10 @@ void fsm_trigger_exit(void)
 
 #else /* !FSM_HAVE_KL_TRIGGER */
 
+/* Built out: see fsm_src_trig_init() in src_trig.c and compat/layouts.h. */
 void fsm_trigger_init(void)
 {
-	pr_warn("no stackmap trigger: built without it (%s)\n",
+	pr_warn("no stackmap trigger: the trigger path is built out (%s)\n",
 		FSM_KL_TRIGGER_WHY);
 }
 

@@ -126,8 +126,9 @@ void fsm_verdict_clear(struct fsm_verdict_slots __percpu *slots,
  * count).
  *
  * Order in file->triggers: the companion is added after the trigger, at
- * the head (register_trigger()'s list_add_rcu in 6.1), so it comes first;
- * nothing is ever added between them (fsm_trig_comp_reg() checks it).
+ * the head (register_trigger()'s list_add_rcu in 6.1 and 6.12), so it
+ * comes first; nothing is ever added between them (fsm_trig_comp_reg()
+ * checks it).
  * clear_event_triggers() (rmdir) therefore frees it before the trigger;
  * "!stackmap" and rmmod take the trigger off, whose free takes the
  * companion off (fsm_trig_free()).

@@ -194,13 +194,16 @@ int run_dump(const Options &o)
 		  << " user stacks (generation " << f.ugeneration << "), "
 		  << f.files.size() << " files\n";
 	for (const auto &k : f.kstacks) {
-		std::cout << "stack_id " << k.stack_id << " (id " << f.record_id(k.stack_id)
-			  << ") [hits " << k.hits << ", depth " << k.ips.size() << "]\n";
+		/* as the kernel's stack_map: the records' id, then its parts */
+		std::cout << "stack_id " << f.record_id(k.stack_id) << " [gen " << f.generation
+			  << ", index " << k.stack_id << ", hits " << k.hits << ", depth "
+			  << k.ips.size() << "]\n";
 		for (size_t j = 0; j < k.ips.size(); j++)
 			std::cout << "  [" << j << "] " << ksym(k.ips[j]) << "\n";
 	}
 	for (const auto &u : f.ustacks) {
-		std::cout << "ustack_id " << u.ustack_id << " [hits " << u.hits << ", depth "
+		std::cout << "ustack_id " << u.ustack_id << " [gen " << f.ugeneration
+			  << ", hits " << u.hits << ", depth "
 			  << u.frames.size() << ", mm " << hex64(u.mm) << ", stop "
 			  << unsigned(u.stop) << ustack_flag_text(u.flags, umachine(u)) << "]\n";
 		auto v = uframes(u);

@@ -9,6 +9,8 @@ static int fsm_gate_state;
 	fsm_gate_state = fsm_gate_value();
 }
 
+/* declared first: 6.12 builds with -Wmissing-declarations */
+extern "C" int fsm_gate_entry(int x);
 extern "C" int fsm_gate_entry(int x)
 {
 	return fsm_gate_state + x;

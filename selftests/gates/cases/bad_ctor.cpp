@@ -9,6 +9,8 @@ struct Init {
 
 Init fsm_gate_global;
 
+/* declared first: 6.12 builds with -Wmissing-declarations */
+extern "C" int fsm_gate_entry(int x);
 extern "C" int fsm_gate_entry(int x)
 {
 	return fsm_gate_global.v + x;

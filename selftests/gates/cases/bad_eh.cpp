@@ -5,6 +5,8 @@ asm(".pushsection .eh_frame,\"a\"\n"
     ".long 0\n"
     ".popsection\n");
 
+/* declared first: 6.12 builds with -Wmissing-declarations */
+extern "C" int fsm_gate_entry(int x);
 extern "C" int fsm_gate_entry(int x)
 {
 	return x * 3;

@@ -3,6 +3,8 @@
 // (missing ORC coverage). The warning must fail the build.
 extern "C" [[noreturn]] void fsm_gate_die(void);
 
+/* declared first: 6.12 builds with -Wmissing-declarations */
+extern "C" int fsm_gate_entry(int x);
 extern "C" int fsm_gate_entry(int x)
 {
 	if (x)
@@ -10,6 +12,7 @@ extern "C" int fsm_gate_entry(int x)
 	return 0;
 }
 
+extern "C" void fsm_gate_next(void);
 extern "C" void fsm_gate_next(void)
 {
 	fsm_gate_die();

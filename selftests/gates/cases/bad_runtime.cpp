@@ -4,6 +4,9 @@ struct Base {
 	virtual int f() = 0;
 };
 
+/* declared first: 6.12 builds with -Wmissing-declarations */
+extern "C" unsigned long long fsm_gate_entry(unsigned __int128 a,
+					     unsigned long long b);
 extern "C" unsigned long long fsm_gate_entry(unsigned __int128 a,
 					     unsigned long long b)
 {
@@ -14,6 +17,7 @@ struct Derived : Base {
 	int f() override { return 1; }
 };
 
+extern "C" int fsm_gate_virt(Base *p);
 extern "C" int fsm_gate_virt(Base *p)
 {
 	return p->f();
@@ -24,6 +28,7 @@ inline void *operator new(unsigned long, void *p) noexcept
 	return p;
 }
 
+extern "C" Base *fsm_gate_make(void *mem);
 extern "C" Base *fsm_gate_make(void *mem)
 {
 	return new (mem) Derived;

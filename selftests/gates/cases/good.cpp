@@ -7,6 +7,8 @@ template <typename T> struct Box {
 };
 } // namespace
 
+/* declared first: 6.12 builds with -Wmissing-declarations */
+extern "C" int fsm_gate_entry(int x);
 extern "C" int fsm_gate_entry(int x)
 {
 	static int calls;

@@ -22,6 +22,7 @@
 #include <linux/trace_events.h>
 #include <linux/tracefs.h>
 #include <linux/uaccess.h>
+#include <linux/utsname.h>
 
 #include "compat.h"
 #include "layouts.h"	/* generated layouts: scripts/kernel-layouts */
@@ -60,16 +61,29 @@ static_assert(__same_type(&kallsyms_lookup_name,
 	      "kallsyms_lookup_name() changed its prototype: adapt compat.c");
 #endif /* CONFIG_KALLSYMS */
 
-/* Fields read by this file (see compat.h); a rename breaks the build here. */
-static_assert(__same_type(((struct trace_event_file *)NULL)->dir,
-			  struct dentry *),
-	      "trace_event_file::dir is gone (eventfs?): adapt compat.c");
+/*
+ * Fields read by this file (see compat.h), each on the branch its probe
+ * chose; a rename breaks the build here.
+ */
+#if !FSM_HAVE_INODE_GET_CTIME_SEC
 static_assert(__same_type(((struct inode *)NULL)->i_ctime,
 			  struct timespec64),
-	      "inode::i_ctime is gone (inode_get_ctime()?): adapt compat.h");
+	      "inode::i_ctime is gone: adapt compat.h (a probe)");
+#endif /* !FSM_HAVE_INODE_GET_CTIME_SEC */
+#if FSM_HAVE_DENTRY_D_CHILDREN
+static_assert(__same_type(((struct dentry *)NULL)->d_children,
+			  struct hlist_head),
+	      "dentry::d_children changed type: adapt compat.c");
+/* the subdirectories of a dentry, its d_lock held */
+#define fsm_for_each_child(child, parent)				\
+	hlist_for_each_entry(child, &(parent)->d_children, d_sib)
+#else
 static_assert(__same_type(((struct dentry *)NULL)->d_subdirs,
 			  struct list_head),
-	      "dentry::d_subdirs is gone (d_children?): adapt compat.c");
+	      "dentry::d_subdirs is gone: adapt compat.c (a probe)");
+#define fsm_for_each_child(child, parent)				\
+	list_for_each_entry(child, &(parent)->d_subdirs, d_child)
+#endif /* FSM_HAVE_DENTRY_D_CHILDREN */
 
 static typeof(tracefs_create_file) *fsm_tracefs_create_file;
 static typeof(tracefs_remove) *fsm_tracefs_remove;
@@ -150,9 +164,43 @@ static void *fsm_resolve(const char *name)
 	return (void *)fsm_check_call_target(name, addr);
 }
 
+/* fsm_compat_layouts_why(): NULL, or why the layouts are not this kernel's */
+static const char *fsm_kl_why;
+
+/* Decide fsm_kl_why. Context: task (module init). */
+static void fsm_kl_check_kernel(void)
+{
+#ifdef FSM_KL_RELEASE
+	static char why[4 * (__NEW_UTS_LEN + 1) + 128];
+	const struct new_utsname *u = init_utsname();
+
+	if (!strcmp(FSM_KL_VERSION, "unknown"))
+		snprintf(why, sizeof(why),
+			 "the layouts were read from %s, of an unknown version (build number and date): they may not be this kernel's",
+			 FSM_KL_RELEASE);
+	else if (strcmp(FSM_KL_RELEASE, u->release) ||
+		 strcmp(FSM_KL_VERSION, u->version))
+		snprintf(why, sizeof(why),
+			 "the layouts were read from %s %s, this is %s %s (rebuild through the top Makefile)",
+			 FSM_KL_RELEASE, FSM_KL_VERSION, u->release, u->version);
+	else
+		return;
+	fsm_kl_why = why;
+#else
+	fsm_kl_why = "layouts not generated (build through the top Makefile)";
+#endif /* FSM_KL_RELEASE */
+}
+
+const char *fsm_compat_layouts_why(void)
+{
+	return fsm_kl_why;
+}
+
 int fsm_compat_init(bool force_debugfs)
 {
 	void *create = NULL, *remove = NULL;
+
+	fsm_kl_check_kernel();
 
 #ifdef CONFIG_KALLSYMS
 	fsm_kallsyms_show_value = fsm_resolve("kallsyms_show_value");
@@ -188,6 +236,10 @@ void fsm_compat_announce(void)
 #if !FSM_HAVE_TRACE_ITER_BITS
 	pr_warn("trace output: %s: options/sym-offset and sym-addr are not followed (offsets always shown)\n",
 		FSM_TRACE_FLAGS_WHY);
+#else
+	if (fsm_kl_why)
+		pr_warn("trace output: %s: options/sym-offset and sym-addr are not followed (offsets always shown)\n",
+			fsm_kl_why);
 #endif /* !FSM_HAVE_TRACE_ITER_BITS */
 	if (fsm_tracefs_create_file)
 		pr_info("nodes in tracefs (top level and every instance)\n");
@@ -201,6 +253,8 @@ unsigned int fsm_compat_sym_flags(int flags)
 #if FSM_HAVE_TRACE_ITER_BITS
 	unsigned int f = 0;
 
+	if (fsm_kl_why)
+		return FSM_SYM_OFFSET;
 	if (flags & FSM_TRACE_ITER_SYM_OFFSET)
 		f |= FSM_SYM_OFFSET;
 	if (flags & FSM_TRACE_ITER_SYM_ADDR)
@@ -240,6 +294,42 @@ bool fsm_compat_call_target_ok(const char *what, const void *fn)
 {
 	return fn && fsm_check_call_target(what, (unsigned long)fn) ==
 		     (unsigned long)fn;
+}
+
+const char *fsm_compat_fn_is(const char *what, const void *fn,
+			     const char *name)
+{
+	static char sym[KSYM_SYMBOL_LEN];
+	static char why[KSYM_SYMBOL_LEN + 128];
+	size_t len = strlen(name);
+
+	if (!fn) {
+		snprintf(why, sizeof(why), "%s is NULL, not %s", what, name);
+		return why;
+	}
+	/* "name+0x0/0x1c0", with " [module]" after it for module text */
+	sprint_symbol(sym, (unsigned long)fn);
+	if (strncmp(sym, name, len) || strncmp(sym + len, "+0x0/", 5) ||
+	    strchr(sym, ' ')) {
+		snprintf(why, sizeof(why), "%s is %s, not %s", what, sym, name);
+		return why;
+	}
+	if (!fsm_compat_call_target_ok(what, fn)) {
+		snprintf(why, sizeof(why), "%s (%s) cannot be called from here",
+			 what, name);
+		return why;
+	}
+	return NULL;
+}
+
+const char *fsm_compat_fns_are(const struct fsm_fn_expect *e, unsigned int n)
+{
+	const char *why = NULL;
+	unsigned int i;
+
+	for (i = 0; i < n && !why; i++)
+		why = fsm_compat_fn_is(e[i].what, e[i].fn, e[i].name);
+	return why;
 }
 
 #ifdef CONFIG_KALLSYMS
@@ -315,25 +405,6 @@ void fsm_compat_remove(struct dentry *dentry)
 		debugfs_remove(dentry);
 }
 
-struct dentry *fsm_compat_event_file_instance_dir(struct trace_event_file *file)
-{
-	struct dentry *d, *p;
-	int up;
-
-	/* events/SYSTEM/EVENT: three levels up is the instance directory */
-	d = dget(file->dir);
-	for (up = 0; d && up < 3; up++) {
-		if (IS_ROOT(d)) {
-			dput(d);
-			return NULL;
-		}
-		p = dget_parent(d);
-		dput(d);
-		d = p;
-	}
-	return d;
-}
-
 int fsm_compat_list_subdirs(struct dentry *parent,
 			    bool (*match)(const char *name, void *arg),
 			    void *arg, struct list_head *out)
@@ -348,7 +419,7 @@ int fsm_compat_list_subdirs(struct dentry *parent,
 	 * of the spinlocks; the lists are small (instances, systems, events).
 	 */
 	spin_lock(&parent->d_lock);
-	list_for_each_entry(child, &parent->d_subdirs, d_child) {
+	fsm_for_each_child(child, parent) {
 		bool want;
 
 		spin_lock_nested(&child->d_lock, DENTRY_D_LOCK_NESTED);
@@ -423,51 +494,6 @@ void *fsm_compat_instance_key(struct dentry *dir)
 	tr = d_inode(trace)->i_private;
 	dput(trace);
 	return tr;
-}
-
-struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
-						    const char *sys,
-						    const char *ev,
-						    struct dentry **evdir)
-{
-	struct dentry *events, *sysdir, *d, *enable;
-	struct trace_event_file *file = NULL;
-
-	*evdir = NULL;
-	events = fsm_compat_lookup(inst_dir, "events");
-	sysdir = events ? fsm_compat_lookup(events, sys) : NULL;
-	d = sysdir ? fsm_compat_lookup(sysdir, ev) : NULL;
-	dput(sysdir);
-	dput(events);
-	if (!d)
-		return NULL;
-	/*
-	 * remove_event_file_dir() removes the event's directory (which takes
-	 * this inode lock) before it drops the file's last reference: while
-	 * we hold the lock and the directory is not dead, the file lives.
-	 */
-	inode_lock_shared(d_inode(d));
-	if (IS_DEADDIR(d_inode(d)) || d_unhashed(d))
-		goto out;
-	enable = fsm_compat_child(d, "enable");
-	if (!enable)
-		goto out;	/* no "enable": an event that cannot be enabled */
-	file = d_inode(enable)->i_private;
-	dput(enable);
-out:
-	if (!file) {
-		inode_unlock_shared(d_inode(d));
-		dput(d);
-		return NULL;
-	}
-	*evdir = d;
-	return file;
-}
-
-void fsm_compat_event_file_unlock(struct dentry *evdir)
-{
-	inode_unlock_shared(d_inode(evdir));
-	dput(evdir);
 }
 
 unsigned long fsm_compat_symbol_size(unsigned long addr, unsigned long *start)

@@ -32,22 +32,34 @@
  * - CONFIG_FSNOTIFY: without it there is no way to hear of instance
  *   mkdir/rmdir; fsm_compat_watch_dir() says so and the caller polls.
  *
+ * Compile probes
+ * --------------
+ * Differences between kernels are decided by compile probes, never by a
+ * version number: scripts/kernel-probes compiles each file of
+ * compat/probes/ against the target kernel before the module's build and
+ * writes generated/fsm_probes.h, FSM_HAVE_<PROBE> 1 or 0 (the build prints
+ * which way each one went; Documentation/build.rst lists them). A new
+ * kernel line adds probes and the branches that test them, here and in
+ * the other files of compat/ only.
+ *
  * Kernel data structures read here
  * --------------------------------
- * - struct trace_event_file::dir: the event's tracefs directory, used to
- *   find the instance directory that owns an event file (6.1: persistent
- *   dentries; kernels with eventfs (6.6+) need another way);
+ * - the event files of an instance: evfiles.h (6.1: through the
+ *   persistent events/SYS/EV dentries, trace_event_file::dir; eventfs
+ *   kernels, 6.6+, FSM_HAVE_EVENTFS: through the kernel's own lists under
+ *   event_mutex);
  * - struct dentry::d_subdirs / d_child: children of a tracefs directory
- *   (renamed d_children / d_sib in 6.8);
+ *   (the hlist d_children / d_sib in 6.8+, FSM_HAVE_DENTRY_D_CHILDREN);
  * - i_private of an instance's "trace" file (its trace_array, used as an
- *   opaque key) and of events/SYS/EV/enable (the trace_event_file): read
- *   without trace_get_event_file(), whose trace_array reference makes a
- *   concurrent rmdir of the instance fail with -EBUSY;
+ *   opaque key) and, without eventfs, of events/SYS/EV/enable (the
+ *   trace_event_file): read without trace_get_event_file(), whose
+ *   trace_array reference makes a concurrent rmdir of the instance fail
+ *   with -EBUSY;
  * - struct inode::i_ctime: the change time that identifies a file's
- *   version (fileid.c, fsm_compat_inode_ctime(); behind inode_get_ctime()
- *   in 6.6+);
+ *   version (fileid.c, fsm_compat_inode_ctime(); behind
+ *   inode_get_ctime_sec()/_nsec() in 6.7+, FSM_HAVE_INODE_GET_CTIME_SEC);
  * - the kernel symbols borrowed by name (ksyms.h) and the kernel-internal
- *   types of the trigger code (layouts.h).
+ *   types of the trigger code and of struct trace_array (layouts.h).
  * Each is guarded by a build-time check on the field's type, so a port to
  * another kernel fails to compile at the exact place to adapt.
  */
@@ -58,6 +70,12 @@
 #include <linux/list.h>
 #include <linux/task_work.h>
 #include <linux/types.h>
+
+#if __has_include("generated/fsm_probes.h")
+#include "generated/fsm_probes.h"
+#else
+#error "generated/fsm_probes.h is missing: build through the top Makefile (scripts/kernel-probes)"
+#endif
 
 struct dentry;
 struct trace_event_file;
@@ -134,18 +152,6 @@ struct dentry *fsm_compat_create_dir(const char *name, struct dentry *parent);
  */
 void fsm_compat_remove(struct dentry *dentry);
 
-/**
- * fsm_compat_event_file_instance_dir - instance directory of an event file.
- * @file: a trace_event_file of any instance (events/SYS/EVENT)
- *
- * Context: task; @file must stay valid (the caller holds event_mutex or a
- * reference from trace_get_event_file()).
- * Return: the instance's tracefs directory with a reference (dput() it):
- * the tracefs root for the top-level instance, instances/NAME otherwise;
- * NULL if the layout is not the expected one.
- */
-struct dentry *fsm_compat_event_file_instance_dir(struct trace_event_file *file);
-
 /* A name collected by fsm_compat_list_subdirs(). */
 struct fsm_name {
 	struct list_head list;
@@ -218,33 +224,6 @@ struct dentry *fsm_compat_child(struct dentry *parent, const char *name);
  */
 void *fsm_compat_instance_key(struct dentry *dir);
 
-/**
- * fsm_compat_event_file_lock - an event's trace_event_file in an instance,
- * without a reference on the instance.
- * @inst_dir: the instance's tracefs directory
- * @sys:      event system
- * @ev:       event name
- * @evdir:    set to the event's directory; pass it to
- *            fsm_compat_event_file_unlock()
- *
- * Read from the i_private of events/SYS/EV/enable (6.1: the event file).
- * The event directory's inode lock is held (shared) on success: the kernel
- * removes that directory, which takes the lock, before it drops the event
- * file, so the file stays valid until the unlock. Unlike
- * trace_get_event_file() this takes no trace_array reference, so a
- * concurrent rmdir of the instance waits instead of failing with -EBUSY.
- * Nothing that takes event_mutex or trace_types_lock may be called before
- * the unlock (the removal holds them while it waits for this lock).
- * Context: task, may sleep.
- * Return: the file (locked), or NULL: no such event, or it cannot be
- * enabled (no "enable" file), or it is being removed.
- */
-struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
-						    const char *sys,
-						    const char *ev,
-						    struct dentry **evdir);
-void fsm_compat_event_file_unlock(struct dentry *evdir);
-
 /* What fsm_compat_watch_dir() reports about a subdirectory (an instance). */
 enum fsm_dir_event {
 	/*
@@ -294,6 +273,53 @@ void *fsm_compat_ksym(const char *name, bool func);
  * Context: task. Return: true if @fn is non-NULL and a valid target.
  */
 bool fsm_compat_call_target_ok(const char *what, const void *fn);
+
+/**
+ * fsm_compat_fn_is - is a kernel function pointer the function it must be?
+ * @what: the pointer, for the message ("stacktrace's reg")
+ * @fn:   a function pointer read out of a kernel structure through the
+ *        layouts of compat/layouts.h
+ * @name: the kernel function it must be ("register_trigger")
+ *
+ * The layouts are checked at build time and the kernel's version at load
+ * (fsm_compat_layouts_why()); this checks the value itself before the
+ * module calls through it (or hands it to the kernel to call): what
+ * sprint_symbol() says of @fn must be "@name+0x0/..." in the kernel
+ * proper (no module), and @fn a valid indirect-call target
+ * (fsm_compat_call_target_ok()).
+ * Context: task, module init (the message is in a static buffer).
+ * Return: NULL when it is, else why not ("stacktrace's reg is
+ * foo+0x10/0x80, not register_trigger"), valid until the next call.
+ */
+const char *fsm_compat_fn_is(const char *what, const void *fn,
+			     const char *name);
+
+/* One fsm_compat_fn_is() check: @fn read as @what must be @name. */
+struct fsm_fn_expect {
+	const char *what;
+	const void *fn;
+	const char *name;
+};
+
+/*
+ * fsm_compat_fns_are - fsm_compat_fn_is() on each of @n checks, in order.
+ * Context: as fsm_compat_fn_is(). Return: NULL, or the first failure's why.
+ */
+const char *fsm_compat_fns_are(const struct fsm_fn_expect *e, unsigned int n);
+
+/**
+ * fsm_compat_layouts_why - were the layouts read from the running kernel?
+ *
+ * scripts/kernel-layouts records the release and the full version
+ * (UTS_VERSION: build number, date, distribution version) of the kernel it
+ * read the layouts from (FSM_KL_RELEASE, FSM_KL_VERSION). Two builds of one
+ * release can differ in layout: both must equal the running kernel's
+ * (init_utsname()). Decided once by fsm_compat_init().
+ * Context: any, after fsm_compat_init().
+ * Return: NULL when they were, else why not (for dmesg: the features that
+ * rely on the layouts stay off).
+ */
+const char *fsm_compat_layouts_why(void);
 
 /**
  * fsm_compat_watch_dir - be told when subdirectories come and go.
@@ -357,8 +383,9 @@ task_work_func_t fsm_compat_kfree_task_work(void);
  * TRACE_ITER_* bits are private to kernel/trace/trace.h. Their values are
  * read at build time from the target kernel (scripts/kernel-layouts,
  * compat/layouts.h: its BTF or its source tree); when that was
- * not possible the build says why, fsm_compat_announce() says it in dmesg,
- * and symbols are printed with their offsets whatever the options are.
+ * not possible, or they were read from another kernel than the running
+ * one (fsm_compat_layouts_why()), the build or fsm_compat_announce() says
+ * why, and symbols are printed with their offsets whatever the options are.
  */
 #define FSM_SYM_OFFSET	0x1	/* options/sym-offset: func+0x1a/0x40 */
 #define FSM_SYM_ADDR	0x2	/* options/sym-addr: " <address>" after it */
@@ -376,23 +403,34 @@ unsigned int fsm_compat_sym_flags(int flags);
  * @nsec:  set to the nanoseconds
  *
  * A racing change may give seconds and nanoseconds of two times (the
- * caller copes). The field is struct inode::i_ctime here; kernels that
- * hide it behind inode_get_ctime() fail the type check in compat.c.
+ * caller copes). Through inode_get_ctime_sec()/_nsec() where the kernel
+ * has them (FSM_HAVE_INODE_GET_CTIME_SEC: i_ctime is private there), else
+ * struct inode::i_ctime (its type is checked in compat.c).
  * Context: any.
  */
 static inline void fsm_compat_inode_ctime(const struct inode *inode,
 					  s64 *sec, u32 *nsec)
 {
+#if FSM_HAVE_INODE_GET_CTIME_SEC
+	*sec = inode_get_ctime_sec(inode);
+	*nsec = inode_get_ctime_nsec(inode);
+#else
 	*sec = READ_ONCE(inode->i_ctime.tv_sec);
 	*nsec = READ_ONCE(inode->i_ctime.tv_nsec);
+#endif /* FSM_HAVE_INODE_GET_CTIME_SEC */
 }
 
 /*
  * FSM_NO_LLSEEK - the .llseek of a node that cannot seek (the options/
- * files: one value, read and written whole). no_llseek here; kernels that
- * removed it (a NULL .llseek means the same there) get another definition
- * in this one place.
+ * files: one value, read and written whole): no_llseek where the kernel
+ * has it (FSM_HAVE_NO_LLSEEK), else NULL, which means the same there
+ * (6.12 removed no_llseek: without FMODE_LSEEK, lseek() fails with
+ * -ESPIPE as it did).
  */
+#if FSM_HAVE_NO_LLSEEK
 #define FSM_NO_LLSEEK	no_llseek
+#else
+#define FSM_NO_LLSEEK	NULL
+#endif /* FSM_HAVE_NO_LLSEEK */
 
 #endif /* FSM_COMPAT_H */

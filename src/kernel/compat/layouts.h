@@ -18,9 +18,17 @@
  *   it generated: when an assertion fails, it adds FSM_KL_LAYOUT_MISMATCH
  *   with the message, and the module builds without the trigger;
  * - when the target kernel has no BTF and no source tree, or a type or
- *   member is missing, or the layouts differ, FSM_HAVE_KL_TRIGGER is 0: the stackmap trigger is
- *   built out, the build says why (scripts/kernel-layouts, on stderr) and
- *   so does dmesg at load (FSM_KL_TRIGGER_WHY). Everything else works.
+ *   member is missing, or the layouts differ, FSM_HAVE_KL_TRIGGER is 0:
+ *   the stackmap trigger is built out, the build says why
+ *   (scripts/kernel-layouts, on stderr) and so does dmesg at load
+ *   (FSM_KL_TRIGGER_WHY). Everything else works;
+ * - the layouts hold for one build of one kernel: FSM_KL_RELEASE and
+ *   FSM_KL_VERSION (uname -r, uname -v) name it. At load,
+ *   fsm_compat_layouts_why() compares them with the running kernel; what
+ *   relies on the layouts stays off when they differ (one dmesg line);
+ * - a function pointer read out of a kernel structure through these
+ *   layouts is called only after fsm_compat_fn_is() found, by
+ *   sprint_symbol(), that it is the function it must be.
  */
 #ifndef FSM_COMPAT_LAYOUTS_H
 #define FSM_COMPAT_LAYOUTS_H
@@ -36,31 +44,70 @@
 #define FSM_KL_ORIGIN "none"
 #define FSM_KL_NOT_GENERATED "layouts not generated (build through the top Makefile)"
 #endif
+#if defined(FSM_KL_RELEASE) && !defined(FSM_KL_VERSION)
+/* a header of an older scripts/kernel-layouts: the version is not known */
+#define FSM_KL_VERSION "unknown"
+#endif
 
-#if defined(FSM_KL_HAVE_event_command) && \
-	defined(FSM_KL_HAVE_event_trigger_data) && \
-	defined(FSM_KL_HAVE_event_trigger_ops) && \
+/*
+ * The trigger interface of this kernel, one of:
+ *   FSM_KL_TRIGGER_OPS   6.1 up to 6.12.112: the callbacks of trigger data
+ *                        (trigger, init, free, print) in struct
+ *                        event_trigger_ops, reached through data->ops,
+ *                        which the parser gets from cmd->get_trigger_ops();
+ *   FSM_KL_TRIGGER_CMD   6.12.113+: struct event_trigger_ops is gone, its
+ *                        callbacks (and count_func, called before trigger
+ *                        for data with EVENT_TRIGGER_FL_COUNT) are members
+ *                        of struct event_command, reached through
+ *                        data->cmd_ops; struct event_trigger_data has no
+ *                        ops;
+ *   FSM_KL_TRIGGER_NONE  neither (no BTF or source, a layout mismatch): the
+ *                        reason is FSM_KL_TRIGGER_WHY.
+ * Decided from the layouts of the target kernel (scripts/kernel-layouts.list:
+ * the plain entries and the ":cmd" variants), never from its version.
+ * FSM_HAVE_KL_TRIGGER is 1 with either layout: the stackmap trigger
+ * (trigger.c) and the trigger-path sources (src_trig.c) are written once
+ * for both; what differs is in compat/trig_ops.c and compat/trig_cmd.c
+ * behind compat/trig_layout.h, one of them compiled per layout.
+ */
+#define FSM_KL_TRIGGER_NONE	0
+#define FSM_KL_TRIGGER_OPS	1
+#define FSM_KL_TRIGGER_CMD	2
+
+#if defined(FSM_KL_HAVE_event_command_ops) && \
+	defined(FSM_KL_HAVE_event_trigger_data_ops) && \
+	defined(FSM_KL_HAVE_event_trigger_ops_ops) && \
 	defined(FSM_KL_HAVE_enum_event_command_flags) && \
 	defined(FSM_KL_HAVE_enum_event_trigger_type) && \
 	!defined(FSM_KL_LAYOUT_MISMATCH)
 #define FSM_HAVE_KL_TRIGGER 1
+#define FSM_KL_TRIGGER_LAYOUT FSM_KL_TRIGGER_OPS
+#define FSM_KL_TRIGGER_WHY ""
+#elif defined(FSM_KL_HAVE_event_command_cmd) && \
+	defined(FSM_KL_HAVE_event_trigger_data_cmd) && \
+	defined(FSM_KL_HAVE_enum_event_command_flags) && \
+	defined(FSM_KL_HAVE_enum_event_trigger_type) && \
+	!defined(FSM_KL_LAYOUT_MISMATCH)
+#define FSM_HAVE_KL_TRIGGER 1
+#define FSM_KL_TRIGGER_LAYOUT FSM_KL_TRIGGER_CMD
 #define FSM_KL_TRIGGER_WHY ""
 #else
 #define FSM_HAVE_KL_TRIGGER 0
+#define FSM_KL_TRIGGER_LAYOUT FSM_KL_TRIGGER_NONE
 #if defined(FSM_KL_NOT_GENERATED)
 #define FSM_KL_TRIGGER_WHY FSM_KL_NOT_GENERATED
 #elif defined(FSM_KL_LAYOUT_MISMATCH)
 #define FSM_KL_TRIGGER_WHY FSM_KL_LAYOUT_MISMATCH
-#elif defined(FSM_KL_MISSING_event_command)
-#define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_event_command
-#elif defined(FSM_KL_MISSING_event_trigger_data)
-#define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_event_trigger_data
-#elif defined(FSM_KL_MISSING_event_trigger_ops)
-#define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_event_trigger_ops
 #elif defined(FSM_KL_MISSING_enum_event_command_flags)
 #define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_enum_event_command_flags
-#else
+#elif defined(FSM_KL_MISSING_enum_event_trigger_type)
 #define FSM_KL_TRIGGER_WHY FSM_KL_MISSING_enum_event_trigger_type
+#elif defined(FSM_KL_MISSING_event_command_ops)
+#define FSM_KL_TRIGGER_WHY "neither trigger layout: " FSM_KL_MISSING_event_command_ops
+#elif defined(FSM_KL_MISSING_event_trigger_data_ops)
+#define FSM_KL_TRIGGER_WHY "neither trigger layout: " FSM_KL_MISSING_event_trigger_data_ops
+#else
+#define FSM_KL_TRIGGER_WHY "neither trigger layout: " FSM_KL_MISSING_event_trigger_ops_ops
 #endif
 #endif
 
@@ -82,11 +129,56 @@
 #endif
 #endif
 
+/*
+ * struct trace_array (kernel/trace/trace.h): an instance's "options"
+ * directory and its list of event files, read on eventfs kernels only
+ * (compat/evfiles.c says why and under which lock). Offsets from the
+ * target kernel; the results are checked where they are used.
+ */
+#if defined(FSM_KL_HAVE_trace_array)
+#define FSM_HAVE_KL_TRACE_ARRAY 1
+#define FSM_KL_TRACE_ARRAY_WHY ""
+struct dentry;
+struct trace_array;
+
+static inline struct dentry **fsm_kl_tr_options(struct trace_array *tr)
+{
+	return (struct dentry **)((char *)tr + FSM_KL_trace_array__options);
+}
+
+static inline struct list_head *fsm_kl_tr_events(struct trace_array *tr)
+{
+	return (struct list_head *)((char *)tr + FSM_KL_trace_array__events);
+}
+
+static_assert(FSM_KL_trace_array__options % sizeof(void *) == 0 &&
+	      FSM_KL_trace_array__events % sizeof(void *) == 0 &&
+	      FSM_KL_trace_array__events + sizeof(struct list_head) <=
+	      FSM_KL_trace_array____SIZE,
+	      "struct trace_array: options/events offsets make no sense");
+#else
+#define FSM_HAVE_KL_TRACE_ARRAY 0
+#if defined(FSM_KL_NOT_GENERATED)
+#define FSM_KL_TRACE_ARRAY_WHY FSM_KL_NOT_GENERATED
+#else
+#define FSM_KL_TRACE_ARRAY_WHY FSM_KL_MISSING_trace_array
+#endif
+#endif /* FSM_KL_HAVE_trace_array */
+
 #if FSM_HAVE_KL_TRIGGER
 
 struct event_filter;
 struct fsm_kl_trigger_data;
 struct fsm_kl_trigger_ops;
+
+/* The callbacks of trigger data, in data->ops (6.1) or data->cmd_ops */
+typedef void (*fsm_kl_trigger_fn)(struct fsm_kl_trigger_data *data,
+				  struct trace_buffer *buffer, void *rec,
+				  struct ring_buffer_event *rbe);
+typedef int (*fsm_kl_init_fn)(struct fsm_kl_trigger_data *data);
+typedef void (*fsm_kl_free_fn)(struct fsm_kl_trigger_data *data);
+typedef int (*fsm_kl_print_fn)(struct seq_file *m,
+			       struct fsm_kl_trigger_data *data);
 
 /* struct event_command (kernel/trace/trace.h) */
 struct fsm_kl_command {
@@ -104,7 +196,17 @@ struct fsm_kl_command {
 	void (*unreg_all)(struct trace_event_file *file);
 	int (*set_filter)(char *filter_str, struct fsm_kl_trigger_data *data,
 			  struct trace_event_file *file);
+#if FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS
 	struct fsm_kl_trigger_ops *(*get_trigger_ops)(char *cmd, char *param);
+#else
+	fsm_kl_trigger_fn trigger;
+	bool (*count_func)(struct fsm_kl_trigger_data *data,
+			   struct trace_buffer *buffer, void *rec,
+			   struct ring_buffer_event *rbe);
+	fsm_kl_init_fn init;
+	fsm_kl_free_fn free;
+	fsm_kl_print_fn print;
+#endif /* FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS */
 };
 
 /* struct event_trigger_data */
@@ -112,7 +214,9 @@ struct fsm_kl_trigger_data {
 	unsigned long count;
 	int ref;
 	int flags;
+#if FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS
 	struct fsm_kl_trigger_ops *ops;
+#endif /* FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS */
 	struct fsm_kl_command *cmd_ops;
 	struct event_filter __rcu *filter;
 	char *filter_str;
@@ -125,15 +229,15 @@ struct fsm_kl_trigger_data {
 	struct fsm_kl_trigger_data *named_data;
 };
 
+#if FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS
 /* struct event_trigger_ops */
 struct fsm_kl_trigger_ops {
-	void (*trigger)(struct fsm_kl_trigger_data *data,
-			struct trace_buffer *buffer, void *rec,
-			struct ring_buffer_event *rbe);
-	int (*init)(struct fsm_kl_trigger_data *data);
-	void (*free)(struct fsm_kl_trigger_data *data);
-	int (*print)(struct seq_file *m, struct fsm_kl_trigger_data *data);
+	fsm_kl_trigger_fn trigger;
+	fsm_kl_init_fn init;
+	fsm_kl_free_fn free;
+	fsm_kl_print_fn print;
 };
+#endif /* FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS */
 
 #define FSM_KL_CHECK(ours, theirs, member)				\
 	static_assert(offsetof(struct ours, member) ==			\
@@ -158,13 +262,23 @@ FSM_KL_CHECK(fsm_kl_command, event_command, reg);
 FSM_KL_CHECK(fsm_kl_command, event_command, unreg);
 FSM_KL_CHECK(fsm_kl_command, event_command, unreg_all);
 FSM_KL_CHECK(fsm_kl_command, event_command, set_filter);
+#if FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS
 FSM_KL_CHECK(fsm_kl_command, event_command, get_trigger_ops);
+#else
+FSM_KL_CHECK(fsm_kl_command, event_command, trigger);
+FSM_KL_CHECK(fsm_kl_command, event_command, count_func);
+FSM_KL_CHECK(fsm_kl_command, event_command, init);
+FSM_KL_CHECK(fsm_kl_command, event_command, free);
+FSM_KL_CHECK(fsm_kl_command, event_command, print);
+#endif /* FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS */
 
 FSM_KL_CHECK_SIZE(fsm_kl_trigger_data, event_trigger_data);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, count);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, ref);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, flags);
+#if FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, ops);
+#endif /* FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS */
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, cmd_ops);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, filter);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, filter_str);
@@ -176,11 +290,13 @@ FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, name);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, named_list);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, named_data);
 
+#if FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS
 FSM_KL_CHECK_SIZE(fsm_kl_trigger_ops, event_trigger_ops);
 FSM_KL_CHECK(fsm_kl_trigger_ops, event_trigger_ops, trigger);
 FSM_KL_CHECK(fsm_kl_trigger_ops, event_trigger_ops, init);
 FSM_KL_CHECK(fsm_kl_trigger_ops, event_trigger_ops, free);
 FSM_KL_CHECK(fsm_kl_trigger_ops, event_trigger_ops, print);
+#endif /* FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS */
 
 /* enum event_command_flags and enum event_trigger_type */
 #define FSM_KL_CMD_FL_POST_TRIGGER	FSM_KL_EVENT_CMD_FL_POST_TRIGGER

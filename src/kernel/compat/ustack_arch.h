@@ -59,10 +59,14 @@ static inline long fsm_ust_arch_syscall(const struct pt_regs *regs)
 	return regs->orig_ax;
 }
 
-/* ia32: only flat segments can be walked (ustack.rst). */
+/*
+ * ia32: only flat segments can be walked (ustack.rst). The 32-bit data
+ * selector is the 64-bit one: 6.1 spells it __USER32_DS, an alias of
+ * __USER_DS that later kernels dropped; __USER_DS is in both (no probe).
+ */
 static inline bool fsm_ust_arch_flat(const struct pt_regs *regs)
 {
-	return regs->cs == __USER32_CS && regs->ss == __USER32_DS;
+	return regs->cs == __USER32_CS && regs->ss == __USER_DS;
 }
 
 #elif defined(CONFIG_ARM64)
