@@ -248,6 +248,17 @@ unsigned int fsm_map_def_sweep(struct fsm_map *map, unsigned int now,
 			       unsigned int horizon, fsm_def_fn fn, void *ctx);
 
 /*
+ * fsm_map_def_sweep_due - how many stamp sets of this CPU a
+ * fsm_map_def_sweep() at @now would have to visit to be on time (at most
+ * the CPU's whole table): for a caller that cannot sweep in its context
+ * and hands the sweep to one that can, when it falls behind.
+ * Context: any; reads one per-CPU word. Return: 0 when on time or @map
+ * is NULL.
+ */
+unsigned int fsm_map_def_sweep_due(const struct fsm_map *map, unsigned int now,
+				   unsigned int horizon);
+
+/*
  * fsm_map_def_unclaim - the definition of a due fsm_map_def_claim(@id,
  * @gen, @now, ...) could not be written: drop its stamp if it is still
  * there. Context: as fsm_map_def_claim(), on the same CPU.

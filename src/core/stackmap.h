@@ -296,6 +296,12 @@ public:
 	 */
 	u32 def_sweep(u32 now, u32 horizon, fsm_def_fn fn, void *ctx);
 
+	/*
+	 * def_sweep_due - stamp sets of this CPU that a def_sweep() at @now
+	 * would visit (at most a round). Context: any. Reads one word.
+	 */
+	u32 def_sweep_due(u32 now, u32 horizon) const;
+
 	/* Hash as used for slot selection (with the test degradation applied). */
 	u64 hash(const u64 *ips, u32 nr) const
 	{

@@ -299,6 +299,8 @@ sweep:
 		struct fsm_sweep_ctx sc = { .file = file, .pc = pc };
 
 		fsm_map_def_sweep(map, pos.now, pos.horizon, fsm_sweep_def, &sc);
+		/* the user map's, in task context, if it fell behind here */
+		fsm_ustack_sweep_kick(inst, &pos);	/* ustack_deliver.c */
 	}
 	return true;
 }

@@ -32,6 +32,8 @@ bool fsm_ustack_enabled(u32 inst_id);
 void fsm_ustack_stat_show(struct seq_file *m, struct fsm_inst *inst);
 void fsm_ustack_write_reset(struct fsm_inst *inst, u32 gen);
 void fsm_ustack_redefine(struct fsm_inst *inst);
+struct fsm_rb_pos;
+void fsm_ustack_sweep_kick(struct fsm_inst *inst, const struct fsm_rb_pos *pos);
 /* options/stackmap_user (the node is nodes.c's) */
 int fsm_ustack_option_open(struct fsm_inst *inst, bool write);
 bool fsm_ustack_option(const struct fsm_inst *inst);

@@ -23,6 +23,7 @@
 
 #include <linux/atomic.h>
 #include <linux/fs.h>
+#include <linux/irq_work.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -32,6 +33,7 @@
 #include <linux/trace_events.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #include "tracing.h"
 #include "ustack_internal.h"
@@ -332,6 +334,172 @@ static void fsm_ust_redefine(struct fsm_inst *inst, const struct fsm_ust_rec *r,
 
 		fsm_map_def_sweep(umap, pos->now, pos->horizon, fsm_ust_sweep_def, &sc);
 	}
+}
+
+/*
+ * The user map's sweep on a CPU where no user stack is delivered.
+ *
+ * fsm_ust_redefine() sweeps the user map of the CPU it runs on, at each
+ * delivery. A CPU whose records are all kernel ones for a while (idle, a
+ * kernel thread, or tasks that asked no user stack) sees none, while its
+ * buffer moves on and drops the definitions that the last user stacks
+ * delivered there relied on. The capture path (any context, NMI
+ * included) cannot write those definitions itself: their file_map records
+ * are copied out of the file table under its spinlock. So, when it finds
+ * this CPU's user sweep behind by FSM_UST_SWEEP_BEHIND sets or more
+ * (fsm_ustack_sweep_kick()), it flags the instance in this CPU's
+ * sweeper and queues its irq_work, which queues the CPU's work item; the
+ * work, in task context on that CPU, runs the sweep as a delivery would,
+ * at the last position a record of the module read there (the sweep's
+ * ages then err young: nothing is defined that is not due). A sixteenth
+ * of a round late at most, plus the time to the work: the argument of
+ * fsm_rb_position() keeps a margin of a quarter of the buffer.
+ */
+#define FSM_UST_SWEEP_BEHIND	32
+/* def_sweep() calls of one catch-up (16 sets each, a round is 512) */
+#define FSM_UST_SWEEP_CALLS	64
+
+struct fsm_ust_sweeper {
+	struct irq_work iw;
+	struct work_struct work;
+	atomic64_t pending;	/* instance ids whose sweep is behind here */
+};
+
+/*
+ * Allocated at init, freed at exit; @fsm_ust_sweep_on says kicks are
+ * taken (written at init and exit, read by the kick).
+ */
+static struct fsm_ust_sweeper __percpu *fsm_ust_sweepers;
+static bool fsm_ust_sweep_on;
+
+/* Context: task, on the CPU whose stamps are swept, preemption disabled. */
+static void fsm_ust_sweep_here(struct fsm_inst *inst)
+{
+	struct fsm_inst_pcpu *pc = this_cpu_ptr(inst->pcpu);
+	struct fsm_rb_pos pos = {
+		.now = (u32)READ_ONCE(pc->rb.last) + READ_ONCE(pc->rb.base),
+		.horizon = READ_ONCE(pc->rb.horizon),
+	};
+	struct fsm_ust_sweep_ctx sc = { .inst = inst, .pos = &pos };
+	struct fsm_map *umap;
+	unsigned int i;
+
+	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
+	umap = smp_load_acquire(&inst->umap);
+	if (!umap || !pos.horizon)
+		return;
+	for (i = 0; i < FSM_UST_SWEEP_CALLS &&
+	     fsm_map_def_sweep_due(umap, pos.now, pos.horizon); i++)
+		fsm_map_def_sweep(umap, pos.now, pos.horizon, fsm_ust_sweep_def, &sc);
+}
+
+/* The sweeper's work item. Context: task (system_wq, bound to its CPU). */
+static void fsm_ust_sweep_work(struct work_struct *work)
+{
+	struct fsm_ust_sweeper *s = container_of(work, struct fsm_ust_sweeper, work);
+	u64 mask = atomic64_xchg(&s->pending, 0);
+	struct fsm_inst *inst;
+	unsigned int iid;
+
+	for_each_set_bit(iid, (unsigned long *)&mask, FSM_UST_MAX_INST) {
+		inst = fsm_inst_get_by_id(iid);	/* RCU and a kref */
+		if (!inst)
+			continue;
+		preempt_disable_notrace();
+		/* a bound work runs elsewhere only once its CPU went offline */
+		if (this_cpu_ptr(fsm_ust_sweepers) == s)
+			fsm_ust_sweep_here(inst);
+		preempt_enable_notrace();
+		fsm_inst_put(inst);
+	}
+}
+
+/* Context: hard interrupt, on the CPU that queued it. */
+static void fsm_ust_sweep_irq(struct irq_work *iw)
+{
+	struct fsm_ust_sweeper *s = container_of(iw, struct fsm_ust_sweeper, iw);
+
+	queue_work_on(smp_processor_id(), system_wq, &s->work);
+}
+
+/**
+ * fsm_ustack_sweep_kick - have this CPU's user sweep of @inst run in task
+ * context if it is behind.
+ * @pos: the position of the record the caller just wrote on this CPU
+ *
+ * For the capture path (record.c), after its own kernel-map sweep: a
+ * per-CPU read of the sweep's place, and, once in FSM_UST_SWEEP_BEHIND
+ * sets, an atomic OR and an irq_work (NMI-safe). Nothing when user stacks
+ * are off in the instance.
+ * Context: any, NMI included, preemption disabled.
+ */
+void notrace fsm_ustack_sweep_kick(struct fsm_inst *inst,
+				   const struct fsm_rb_pos *pos)
+{
+	struct fsm_ust_sweeper *s;
+	struct fsm_map *umap;
+
+	if (inst->id >= FSM_UST_MAX_INST || !pos->horizon ||
+	    !READ_ONCE(fsm_ust_sweep_on) || !READ_ONCE(fsm_ust_insts[inst->id].us_file))
+		return;
+	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
+	umap = smp_load_acquire(&inst->umap);
+	if (!umap || fsm_map_def_sweep_due(umap, pos->now, pos->horizon) <
+		     FSM_UST_SWEEP_BEHIND)
+		return;
+	s = this_cpu_ptr(fsm_ust_sweepers);
+	if (!(atomic64_fetch_or(BIT_ULL(inst->id), &s->pending) & BIT_ULL(inst->id)))
+		irq_work_queue(&s->iw);
+}
+
+/**
+ * fsm_ust_sweepers_init - the per-CPU sweepers, taking kicks from now on.
+ * Context: task (init). Return: 0 or -ENOMEM.
+ */
+int fsm_ust_sweepers_init(void)
+{
+	int cpu;
+
+	fsm_ust_sweepers = alloc_percpu(struct fsm_ust_sweeper);
+	if (!fsm_ust_sweepers)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct fsm_ust_sweeper *s = per_cpu_ptr(fsm_ust_sweepers, cpu);
+
+		init_irq_work(&s->iw, fsm_ust_sweep_irq);
+		INIT_WORK(&s->work, fsm_ust_sweep_work);
+		atomic64_set(&s->pending, 0);
+	}
+	/*
+	 * Published to the kick, which reads it in any context: no probe of
+	 * the module is attached before user stacks are set up (init order).
+	 */
+	WRITE_ONCE(fsm_ust_sweep_on, true);
+	return 0;
+}
+
+/**
+ * fsm_ust_sweepers_exit - stop the kicks, wait for the sweepers, free
+ * them. Kicks run with preemption disabled: after the grace period none
+ * is left in flight, then no irq_work or work item can be queued again.
+ * Context: task (exit, or a failed init).
+ */
+void fsm_ust_sweepers_exit(void)
+{
+	int cpu;
+
+	if (!fsm_ust_sweepers)
+		return;
+	WRITE_ONCE(fsm_ust_sweep_on, false);
+	synchronize_rcu();
+	for_each_possible_cpu(cpu) {
+		struct fsm_ust_sweeper *s = per_cpu_ptr(fsm_ust_sweepers, cpu);
+
+		irq_work_sync(&s->iw);
+		cancel_work_sync(&s->work);
+	}
+	free_percpu(fsm_ust_sweepers);
+	fsm_ust_sweepers = NULL;
 }
 
 /* Serve one instance. Context: task work of the slot's task. */

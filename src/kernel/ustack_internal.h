@@ -206,6 +206,8 @@ unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
 
 /* ustack_deliver.c */
 int fsm_ust_events_check(void);
+int fsm_ust_sweepers_init(void);
+void fsm_ust_sweepers_exit(void);
 void fsm_ust_deliver(struct fsm_ust_slot *slot, u64 cookie, u64 mask,
 		     u16 flags);
 

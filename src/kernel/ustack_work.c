@@ -603,6 +603,9 @@ int fsm_ustack_init(void)
 	ret = fsm_fileid_init();
 	if (ret)
 		return ret;
+	ret = fsm_ust_sweepers_init();
+	if (ret)
+		goto fail;
 	fsm_ust_slots = vzalloc(array_size(FSM_UST_SLOTS, sizeof(*fsm_ust_slots)));
 	if (!fsm_ust_slots) {
 		ret = -ENOMEM;
@@ -636,6 +639,7 @@ fail:
 	fsm_ust_free_works();
 	vfree(fsm_ust_slots);
 	fsm_ust_slots = NULL;
+	fsm_ust_sweepers_exit();
 	fsm_fileid_exit();
 	return ret;
 }
@@ -671,6 +675,8 @@ void fsm_ustack_exit(void)
 	/* hand-offs still in the per-CPU queues reach task_work_add() */
 	for_each_possible_cpu(cpu)
 		irq_work_sync(&per_cpu(fsm_ust_nmiq, cpu).work);
+	/* and the user sweeps handed to task context (no kick after the above) */
+	fsm_ust_sweepers_exit();
 	for (i = 0; i < FSM_UST_SLOTS; i++) {
 		struct fsm_ust_slot *slot = &fsm_ust_slots[i];
 

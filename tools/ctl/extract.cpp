@@ -18,7 +18,8 @@
  *
  * The snapshot is read after the buffer: every id the records name was
  * handed out before it, and nothing resets the map meanwhile unless the
- * user does. Then the module is told that the buffer was read (a write of
+ * user does. Then the buffer, read to its end, is emptied (its reader
+ * page, see step 4) and the module is told that it was read (a write of
  * `redefine` to stack_map): the ids used after this read get their
  * definitions again, so that the next extract stands on its own too.
  */
@@ -203,9 +204,18 @@ int cmd_extract(Ctx &c, const Options &o)
 		return fail(err);
 
 	/*
-	 * 4. Tell the module the buffer was read: ids used from now on get
-	 * their definitions again (an older module refuses the word: say so).
+	 * 4. Empty what is left of the buffer: the read leaves the writer on
+	 * the page it took for the reader, a page that stays out of the ring
+	 * until the next read, so the first records written after this one
+	 * would be kept apart from the rest, without the definitions that
+	 * follow them (tracing is off and everything was read: nothing is
+	 * lost). Then tell the module the buffer was read: ids used from
+	 * now on get their definitions again (an older module refuses the
+	 * word: say so).
 	 */
+	if (tracefs_instance_file_clear(c.inst, "trace") < 0)
+		std::cerr << "stackmap-ctl: warning: cannot empty the trace of " << c.where
+			  << ": " << errstr(errno) << "\n";
 	bool told = !node_exists(c, "stack_map") ||
 		    tracefs_instance_file_write(c.inst, "stack_map", "redefine\n") > 0;
 	pause.resume();
