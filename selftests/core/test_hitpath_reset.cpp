@@ -661,13 +661,13 @@ TEST(DefSweep, DefinesAfterTheLastUseOnce)
 	EXPECT_EQ(fsm_map_def_claim(m.get(), ra.id, ra.generation, 10, 640), 0);
 
 	SweepLog log;
-	/* 32 sets, a round per 320 positions: 10 positions a set */
-	EXPECT_EQ(fsm_map_def_sweep_due(m.get(), 9, 640), 0u);
-	EXPECT_EQ(fsm_map_def_sweep_due(m.get(), 25, 640), 2u);
-	EXPECT_EQ(fsm_map_def_sweep_due(m.get(), 5000, 640), 32u);	/* a round at most */
-	EXPECT_EQ(fsm_map_def_sweep_due(m.get(), 5000, 0), 0u);
+	/* a round per 320 positions: lag in 256ths of a round */
+	EXPECT_EQ(fsm_map_def_sweep_lag(m.get(), 0, 640), 0u);
+	EXPECT_EQ(fsm_map_def_sweep_lag(m.get(), 160, 640), 128u);	/* half */
+	EXPECT_EQ(fsm_map_def_sweep_lag(m.get(), 5000, 640), 256u);	/* a round at most */
+	EXPECT_EQ(fsm_map_def_sweep_lag(m.get(), 5000, 0), 0u);
 	EXPECT_EQ(log.run(m.get(), 1, 640, 640), 0u);	/* not a horizon behind yet */
-	EXPECT_LE(fsm_map_def_sweep_due(m.get(), 640, 640), 1u);	/* on time */
+	EXPECT_LE(fsm_map_def_sweep_lag(m.get(), 640, 640), 8u);	/* on time: < a set */
 	/* every set is visited once per horizon / 2 = 320 positions */
 	EXPECT_EQ(log.run(m.get(), 640, 640 + 330, 640), 1u);
 	ASSERT_EQ(log.defs.size(), 1u);

@@ -102,12 +102,12 @@ unsigned int fsm_map_def_sweep(struct fsm_map *map, unsigned int now,
 	return to_map(map)->def_sweep(now, horizon, fn, ctx);
 }
 
-unsigned int fsm_map_def_sweep_due(const struct fsm_map *map, unsigned int now,
+unsigned int fsm_map_def_sweep_lag(const struct fsm_map *map, unsigned int now,
 				   unsigned int horizon)
 {
 	if (unlikely(!map))
 		return 0;
-	return to_map(map)->def_sweep_due(now, horizon);
+	return to_map(map)->def_sweep_lag(now, horizon);
 }
 
 void fsm_map_def_unclaim(struct fsm_map *map, unsigned int id,

@@ -248,14 +248,14 @@ unsigned int fsm_map_def_sweep(struct fsm_map *map, unsigned int now,
 			       unsigned int horizon, fsm_def_fn fn, void *ctx);
 
 /*
- * fsm_map_def_sweep_due - how many stamp sets of this CPU a
- * fsm_map_def_sweep() at @now would have to visit to be on time (at most
- * the CPU's whole table): for a caller that cannot sweep in its context
- * and hands the sweep to one that can, when it falls behind.
- * Context: any; reads one per-CPU word. Return: 0 when on time or @map
- * is NULL.
+ * fsm_map_def_sweep_lag - how far behind this CPU's fsm_map_def_sweep()
+ * is at @now, in 256ths of a round of its stamp sets (256: a round or
+ * more): for a caller that cannot sweep in its context and hands the
+ * sweep to one that can, when it falls behind.
+ * Context: any; reads one per-CPU word. Return: 0..256; 0 when on time,
+ * with @horizon 0 or a NULL @map.
  */
-unsigned int fsm_map_def_sweep_due(const struct fsm_map *map, unsigned int now,
+unsigned int fsm_map_def_sweep_lag(const struct fsm_map *map, unsigned int now,
 				   unsigned int horizon);
 
 /*

@@ -626,16 +626,15 @@ u32 StackMap::def_sweep(u32 now, u32 horizon, fsm_def_fn fn, void *ctx)
 	return wrote;
 }
 
-u32 StackMap::def_sweep_due(u32 now, u32 horizon) const
+u32 StackMap::def_sweep_lag(u32 now, u32 horizon) const
 {
-	const u32 nsets = def_set_mask_ + 1;
-
 	if (!horizon)
 		return 0;
+	/* a round per horizon / 2 positions: 512ths of a horizon */
 	const u32 pos = shards_[this_cpu()].sweep_pos.load(relaxed);
-	const u64 due = (u64)(now - pos) * 2 * nsets / horizon;
+	const u64 lag = (u64)(now - pos) * 512 / horizon;
 
-	return (u32)min<u64>(due, nsets);
+	return (u32)min<u64>(lag, 256);
 }
 
 /*

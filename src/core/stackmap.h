@@ -297,10 +297,11 @@ public:
 	u32 def_sweep(u32 now, u32 horizon, fsm_def_fn fn, void *ctx);
 
 	/*
-	 * def_sweep_due - stamp sets of this CPU that a def_sweep() at @now
-	 * would visit (at most a round). Context: any. Reads one word.
+	 * def_sweep_lag - how far behind this CPU's sweep is at @now, in
+	 * 256ths of a round of its sets (at most 256). Context: any. Reads
+	 * one word.
 	 */
-	u32 def_sweep_due(u32 now, u32 horizon) const;
+	u32 def_sweep_lag(u32 now, u32 horizon) const;
 
 	/* Hash as used for slot selection (with the test degradation applied). */
 	u64 hash(const u64 *ips, u32 nr) const

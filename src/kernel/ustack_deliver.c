@@ -346,16 +346,19 @@ static void fsm_ust_redefine(struct fsm_inst *inst, const struct fsm_ust_rec *r,
  * delivered there relied on. The capture path (any context, NMI
  * included) cannot write those definitions itself: their file_map records
  * are copied out of the file table under its spinlock. So, when it finds
- * this CPU's user sweep behind by FSM_UST_SWEEP_BEHIND sets or more
- * (fsm_ustack_sweep_kick()), it flags the instance in this CPU's
- * sweeper and queues its irq_work, which queues the CPU's work item; the
- * work, in task context on that CPU, runs the sweep as a delivery would,
- * at the last position a record of the module read there (the sweep's
- * ages then err young: nothing is defined that is not due). A sixteenth
- * of a round late at most, plus the time to the work: the argument of
- * fsm_rb_position() keeps a margin of a quarter of the buffer.
+ * this CPU's user sweep half a round behind (fsm_ustack_sweep_kick(),
+ * fsm_map_def_sweep_lag()), it flags the instance in this CPU's sweeper
+ * and queues its irq_work, which queues the CPU's work item; the work, in
+ * task context on that CPU, runs the sweep as a delivery would, at the
+ * last position a record of the module read there (the sweep's ages then
+ * err young: nothing is defined that is not due). Half a round is a
+ * quarter of a horizon: a definition is then written again at most a
+ * horizon and three quarters after the one it replaces (87.5% of the
+ * buffer at the default redefine_pct), plus the time to the work; kicking
+ * earlier would wake a work item every few records on a quiet CPU of a
+ * small buffer (a round of 512 sets per half horizon).
  */
-#define FSM_UST_SWEEP_BEHIND	32
+#define FSM_UST_SWEEP_LAG	128	/* 256ths of a round */
 /* def_sweep() calls of one catch-up (16 sets each, a round is 512) */
 #define FSM_UST_SWEEP_CALLS	64
 
@@ -389,7 +392,7 @@ static void fsm_ust_sweep_here(struct fsm_inst *inst)
 	if (!umap || !pos.horizon)
 		return;
 	for (i = 0; i < FSM_UST_SWEEP_CALLS &&
-	     fsm_map_def_sweep_due(umap, pos.now, pos.horizon); i++)
+	     fsm_map_def_sweep_lag(umap, pos.now, pos.horizon); i++)
 		fsm_map_def_sweep(umap, pos.now, pos.horizon, fsm_ust_sweep_def, &sc);
 }
 
@@ -428,9 +431,9 @@ static void fsm_ust_sweep_irq(struct irq_work *iw)
  * @pos: the position of the record the caller just wrote on this CPU
  *
  * For the capture path (record.c), after its own kernel-map sweep: a
- * per-CPU read of the sweep's place, and, once in FSM_UST_SWEEP_BEHIND
- * sets, an atomic OR and an irq_work (NMI-safe). Nothing when user stacks
- * are off in the instance.
+ * per-CPU read of the sweep's place, and, once in half a round, an atomic
+ * OR and an irq_work (NMI-safe). Nothing when user stacks are off in the
+ * instance.
  * Context: any, NMI included, preemption disabled.
  */
 void notrace fsm_ustack_sweep_kick(struct fsm_inst *inst,
@@ -444,8 +447,8 @@ void notrace fsm_ustack_sweep_kick(struct fsm_inst *inst,
 		return;
 	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
 	umap = smp_load_acquire(&inst->umap);
-	if (!umap || fsm_map_def_sweep_due(umap, pos->now, pos->horizon) <
-		     FSM_UST_SWEEP_BEHIND)
+	if (!umap || fsm_map_def_sweep_lag(umap, pos->now, pos->horizon) <
+		     FSM_UST_SWEEP_LAG)
 		return;
 	s = this_cpu_ptr(fsm_ust_sweepers);
 	if (!(atomic64_fetch_or(BIT_ULL(inst->id), &s->pending) & BIT_ULL(inst->id)))
