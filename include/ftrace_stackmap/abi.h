@@ -108,11 +108,15 @@
  * Flags of stack_def and stack_fallback (the u32 "flags" field).
  * TRUNCATED: the stack was deeper than FSM_MAX_DEPTH frames
  * NEW:       (stack_def) this request created the id
+ * REDEF:     (stack_def) written again: the ring buffer of this CPU may
+ *            overwrite the id's last definition before the id's later
+ *            uses (module parameter redefine_pct)
  * The values of format 1 are kept (0x1 INLINE, 0x2 FALLBACK and 0x8 RESET
  * are now record types of their own).
  */
 #define FSM_SID_F_TRUNCATED	0x04
 #define FSM_SID_F_NEW		0x10
+#define FSM_SID_F_REDEF		0x20
 
 /*
  * Why a stack_fallback record has no id (its "reason" field): 1 map_full,

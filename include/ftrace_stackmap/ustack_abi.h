@@ -82,6 +82,13 @@
  * "unreliable". Part of the dedup key.
  */
 #define FSM_USF_UNRELIABLE	0x80
+/*
+ * REDEF: a definition only (with INLINE, cookie 0): the frames of
+ * ustack_id written again after a user_stack record of that id, because
+ * this CPU's ring buffer may overwrite the id's last definition before the
+ * id's later uses (module parameter redefine_pct). Names no event.
+ */
+#define FSM_USF_REDEF		0x100
 
 /* user_stack.ustack_id when the record has no id. */
 #define FSM_USTACK_ID_NONE	0xffffffffu

@@ -44,6 +44,8 @@ COMPAT_NAMES = ("ia32", "aarch32")
 # header flags (FSMB_F_*); HIDDEN: kernel ips and ref_symbol_addr are 0
 F_KERNEL, F_PARTIAL, F_USER, F_HIDDEN = 0x1, 0x2, 0x4, 0x8
 USF_INLINE, USF_FALLBACK, USF_NEW, USF_RESET = 0x8, 0x10, 0x20, 0x40
+# a definition written again (redefine_pct): cookie 0, with USF_INLINE
+USF_REDEF = 0x100
 ID_NONE = 0xFFFFFFFF
 CHAIN = ["ustack_f6", "ustack_f5", "ustack_f4", "ustack_f3", "ustack_f2",
          "ustack_f1", "main"]
@@ -385,10 +387,13 @@ def cmd_binmap(c, binf, mapf, statf):
 
 
 def sys_ids(recs, prog, pid):
-    """(gen, id) of PID's records whose stack is the syscall chain."""
+    """(gen, id) of PID's records whose stack is the syscall chain. A
+    re-definition (USF_REDEF) names no event: its pid is whichever task's
+    delivery wrote it, not the stack's."""
     ids = {}
     for r in recs:
-        if r["pid"] != pid or r["id"] == ID_NONE or not r["rframes"]:
+        if (r["pid"] != pid or r["id"] == ID_NONE or not r["rframes"] or
+                r["flags"] & USF_REDEF):
             continue
         if is_sys_chain(chain_of(prog, r["rframes"], r["paths"])):
             ids.setdefault((r["gen"], r["id"]), []).append(r)
@@ -425,11 +430,17 @@ def cmd_dedup(c, tracef, prog, pid, pid2=None, reinline=False):
                 chain_of(prog, r["rframes"], r["paths"])))
         return None
     key, rs = next(iter(ids.items()))
-    allr = [r for r in recs if (r["gen"], r["id"]) == key]
+    allr = [r for r in recs if (r["gen"], r["id"]) == key and not r["flags"] & USF_REDEF]
+    redef = [r for r in recs if (r["gen"], r["id"]) == key and r["flags"] & USF_REDEF]
+    if redef:
+        c.diag("%d re-definitions of the id (redefine_pct)" % len(redef))
+    c.ok("re-definitions carry no cookie and the id's frames",
+         all(not r["cookie"] and r["frames"] == allr[0]["frames"] for r in redef), "")
     c.ok("pid %d: id %d used by %d records (>= 10)" % (pid, key[1], len(rs)),
          len(rs) >= 10)
     inl = [i for i, r in enumerate(allr) if r["flags"] & USF_INLINE]
-    c.eq("frames inline exactly once, on the id's first record", inl, [0])
+    c.eq("frames inline exactly once, on the id's first record (re-definitions aside)",
+         inl, [0])
     c.ok("later records carry no frames",
          all(not r["frames"] for r in allr[1:]), "")
     if reinline:

@@ -86,6 +86,37 @@ void fsm_map_stats(const struct fsm_map *map, struct fsm_map_stats *st)
 	to_map(map)->stats(st);
 }
 
+int fsm_map_def_claim(struct fsm_map *map, unsigned int id, unsigned int gen,
+		      unsigned int now, unsigned int horizon)
+{
+	if (unlikely(!map))
+		return 0;
+	return to_map(map)->def_claim(id, gen, now, horizon);
+}
+
+unsigned int fsm_map_def_sweep(struct fsm_map *map, unsigned int now,
+			       unsigned int horizon, fsm_def_fn fn, void *ctx)
+{
+	if (unlikely(!map || !fn))
+		return 0;
+	return to_map(map)->def_sweep(now, horizon, fn, ctx);
+}
+
+unsigned int fsm_map_def_sweep_lag(const struct fsm_map *map, unsigned int now,
+				   unsigned int horizon)
+{
+	if (unlikely(!map))
+		return 0;
+	return to_map(map)->def_sweep_lag(now, horizon);
+}
+
+void fsm_map_def_unclaim(struct fsm_map *map, unsigned int id,
+			 unsigned int gen, unsigned int now)
+{
+	if (map)
+		to_map(map)->def_unclaim(id, gen, now);
+}
+
 unsigned int fsm_core_cpu(void)
 {
 	return fsm::plat_cpu();

@@ -124,6 +124,11 @@ struct fsm_map_stats {
 					 * stack and used the winner's id; its
 					 * record's bytes are wasted unless they
 					 * were still the arena top */
+	unsigned long long defs_new;	/* fsm_map_def_claim() said "due": the
+					 * CPU had no stamp of the id (first use
+					 * there, or its stamp was evicted) */
+	unsigned long long defs_aged;	/* ... its stamp was too far behind */
+	unsigned long long defs_swept;	/* fsm_map_def_sweep() definitions */
 };
 
 /*
@@ -193,12 +198,81 @@ int fsm_map_lookup_id(const struct fsm_map *map, unsigned int id,
 /* Context: any. Snapshot of the counters (not atomic as a whole). */
 void fsm_map_stats(const struct fsm_map *map, struct fsm_map_stats *st);
 
+/*
+ * fsm_map_def_claim - should the caller write the definition of @id (of
+ * generation @gen) into the trace of the CPU it runs on?
+ * @now:     the caller's write position in that CPU's trace buffer (a
+ *           count that grows with every record of the buffer, read before
+ *           the definition is written), modulo 2^32
+ * @horizon: how far behind @now the last definition on this CPU may be and
+ *           still count; 0: always due
+ *
+ * Each CPU keeps, per id, the position of the last definition it was told
+ * to write (a per-CPU, 8-way set-associative table of
+ * min(2^bits, 4096) stamps): due when it has none (first use on this CPU,
+ * or the stamp was evicted) or when it is @horizon or more behind @now. A
+ * due claim stamps @now. The caller writes the definition, or calls
+ * fsm_map_def_unclaim() when it could not. Stamps of other generations
+ * never count.
+ * Context: any, NMI included, on one CPU throughout (preemption off).
+ * Lock-free, allocation-free, bounded; writes nothing when not due.
+ * Return: 1 if due, 0 if not (or @map is NULL).
+ */
+int fsm_map_def_claim(struct fsm_map *map, unsigned int id, unsigned int gen,
+		      unsigned int now, unsigned int horizon);
+
+/*
+ * fsm_def_fn - write the definition of @id (generation @gen), whose stack
+ * is @ips[0..@nr), into the trace of this CPU. Called by
+ * fsm_map_def_sweep() with the map's insert window open.
+ * Return: nonzero if it was written.
+ */
+typedef int (*fsm_def_fn)(void *ctx, unsigned int id, unsigned int gen,
+			  const unsigned long long *ips, unsigned int nr);
+
+/*
+ * fsm_map_def_sweep - the definitions a buffer needs after an id's last
+ * use: write again, on this CPU, through @fn, the definition of each id
+ * that was used on this CPU since its last definition here
+ * (fsm_map_def_claim() said "not due") once that definition is @horizon
+ * or more behind @now. Without it, the uses of an id after its last
+ * definition can outlive that definition in the buffer when the id is
+ * not used again. A few stamp sets per call, so that every set is visited
+ * once per @horizon / 2 positions (at most 16 sets and 4 definitions a
+ * call; the rest on the next calls).
+ * Context: as fsm_map_def_claim(); @fn runs with the map's insert window
+ * open (a reset waits), so it must be short and must not sleep.
+ * Return: the number of definitions written.
+ */
+unsigned int fsm_map_def_sweep(struct fsm_map *map, unsigned int now,
+			       unsigned int horizon, fsm_def_fn fn, void *ctx);
+
+/*
+ * fsm_map_def_sweep_lag - how far behind this CPU's fsm_map_def_sweep()
+ * is at @now, in 256ths of a round of its stamp sets (256: a round or
+ * more): for a caller that cannot sweep in its context and hands the
+ * sweep to one that can, when it falls behind.
+ * Context: any; reads one per-CPU word. Return: 0..256; 0 when on time,
+ * with @horizon 0 or a NULL @map.
+ */
+unsigned int fsm_map_def_sweep_lag(const struct fsm_map *map, unsigned int now,
+				   unsigned int horizon);
+
+/*
+ * fsm_map_def_unclaim - the definition of a due fsm_map_def_claim(@id,
+ * @gen, @now, ...) could not be written: drop its stamp if it is still
+ * there. Context: as fsm_map_def_claim(), on the same CPU.
+ */
+void fsm_map_def_unclaim(struct fsm_map *map, unsigned int id,
+			 unsigned int gen, unsigned int now);
+
 /* Name of a drop reason, for stat files ("map_full", ...). */
 const char *fsm_drop_reason_name(unsigned int reason);
 
 /*
  * Kernel self-check run at module load: creates a bits=FSM_BITS_MIN map,
- * checks ids, dedup, FIRST_EMIT, limits, reset and statistics, destroys it.
+ * checks ids, dedup, FIRST_EMIT, definition stamps, limits, reset and
+ * statistics, destroys it.
  * Context: task (allocates). Return: 0, -12 (no memory) or -22 (a check
  * failed).
  */

@@ -68,6 +68,7 @@ private:
 
 	FSM_NOINLINE void check_dedup();
 	FSM_NOINLINE void check_first_emit();
+	FSM_NOINLINE void check_def_claim();
 	FSM_NOINLINE void check_invalid();
 	FSM_NOINLINE void check_limits();
 	FSM_NOINLINE void check_reset();
@@ -122,6 +123,27 @@ void SelfCheck::check_first_emit()
 	expect_eq(r.flags, (u32)(FSM_INSERT_NEW | FSM_INSERT_FIRST_EMIT));
 	expect_eq(insert(c, 8, r), 0);
 	expect_eq(r.flags, 0u);
+}
+
+/*
+ * Definition stamps (def_claim()): due on first use, then once the stamp is
+ * the horizon behind, never for a stamp of another generation, always for
+ * horizon 0 or a position behind the stamp; def_unclaim() forgets one. On
+ * one CPU throughout: the stamps are per CPU.
+ */
+void SelfCheck::check_def_claim()
+{
+	fsm_plat_nopreempt_begin();
+	expect_eq(map_->def_claim(5, 1, 100, 50), true);	/* never defined */
+	expect_eq(map_->def_claim(5, 1, 149, 50), false);	/* 49 behind */
+	expect_eq(map_->def_claim(5, 1, 150, 50), true);	/* 50 behind */
+	expect_eq(map_->def_claim(5, 1, 151, 50), false);
+	expect_eq(map_->def_claim(5, 2, 151, 50), true);	/* other generation */
+	expect_eq(map_->def_claim(5, 1, 152, 0), true);	/* horizon 0 */
+	expect_eq(map_->def_claim(5, 1, 140, 50), true);	/* count restarted */
+	map_->def_unclaim(5, 1, 140);
+	expect_eq(map_->def_claim(5, 1, 141, 50), true);	/* forgotten */
+	fsm_plat_nopreempt_end();
 }
 
 /*
@@ -199,6 +221,8 @@ int SelfCheck::run()
 	check_dedup();
 	if (!failed_)
 		check_first_emit();
+	if (!failed_)
+		check_def_claim();
 	if (!failed_)
 		check_invalid();
 	if (!failed_)

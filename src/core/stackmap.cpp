@@ -58,6 +58,16 @@ constexpr u32 hc_id(u64 w) { return (u32)(w >> 32) & 0xffffffu; }
 constexpr u32 hc_gen8(u64 w) { return (u32)(w >> 56); }
 constexpr u32 hc_count(u64 w) { return (u32)w; }
 
+/*
+ * Definition-stamp word (def_claim()): hc_key(gen, id) | position, plus
+ * kDefDirty, a bit of the id field that no id uses: the id was used on
+ * this CPU since the definition the stamp stands for.
+ */
+static_assert(FSM_BITS_MAX <= 23, "ids must leave the dirty bit of a stamp free");
+constexpr u64 kDefDirty = 1ull << 55;
+constexpr u64 ds_key_of(u64 w) { return w & ~(kDefDirty | 0xffffffffull); }
+constexpr u32 ds_id(u64 w) { return hc_id(w) & ((1u << FSM_BITS_MAX) - 1); }
+
 constexpr u32 alloc_count(u64 w) { return (u32)(w >> 32); }
 constexpr u32 alloc_units(u64 w) { return (u32)w; }
 constexpr u64 kAllocOneEntry = 1ull << 32;
@@ -73,9 +83,9 @@ constexpr u32 hash_tag(u64 h)
 
 /* Byte offsets of the parts of the block (create() and memory_bytes()). */
 struct Layout {
-	u64 shards, slots, index, hit_total, hit_cache, arena, total;
+	u64 shards, slots, index, hit_total, hit_cache, def_stamp, arena, total;
 	u64 arena_bytes;
-	u32 nr_shards, hc_entries;
+	u32 nr_shards, hc_entries, ds_entries;
 };
 
 /* Return: false if @p is invalid. */
@@ -110,6 +120,7 @@ bool layout_of(const fsm_map_params &p, u32 nr_cpus, Layout &l)
 
 	l.nr_shards = nr_cpus ? nr_cpus : 1;
 	l.hc_entries = (u32)min<u64>(capacity, kHitCacheEntries);
+	l.ds_entries = (u32)min<u64>(capacity, kDefStampEntries);
 	l.arena_bytes = arena_bytes;
 	/*
 	 * Layout of the single block; every part starts on a cache line,
@@ -121,11 +132,17 @@ bool layout_of(const fsm_map_params &p, u32 nr_cpus, Layout &l)
 	static_assert(kHitCacheWays * 8 == kCacheLine &&
 		      (1u << FSM_BITS_MIN) % kHitCacheWays == 0,
 		      "a hit-cache set is one whole cache line");
+	static_assert(kDefStampWays * 8 == kCacheLine &&
+		      (1u << FSM_BITS_MIN) % kDefStampWays == 0 &&
+		      ((8ull << FSM_BITS_MIN) % kShardAlign) == 0,
+		      "a stamp set is one whole cache line, each CPU's table whole 128-byte pairs");
 	u64 off = align_up(sizeof(StackMap), kShardAlign);
 	l.shards = off;
 	off += (u64)l.nr_shards * sizeof(CpuShard);
 	l.hit_cache = off;
 	off += (u64)l.nr_shards * l.hc_entries * 8;
+	l.def_stamp = off;
+	off += (u64)l.nr_shards * l.ds_entries * 8;
 	l.slots = off;
 	off += align_up(table_slots * 8, kCacheLine);
 	l.index = off;
@@ -188,6 +205,8 @@ StackMap *StackMap::create(const fsm_map_params &p, int *err)
 	m->nr_shards_ = l.nr_shards;
 	m->hit_cache_mask_ = l.hc_entries - 1;
 	m->hit_set_mask_ = l.hc_entries / kHitCacheWays - 1;
+	m->def_stamp_mask_ = l.ds_entries - 1;
+	m->def_set_mask_ = l.ds_entries / kDefStampWays - 1;
 	m->key_ = hash_key_expand(p.key[0], p.key[1]);
 	m->hash_and_ = ~0ull;
 	m->hash_or_ = 0;
@@ -199,6 +218,7 @@ StackMap *StackMap::create(const fsm_map_params &p, int *err)
 	}
 	m->shards_ = reinterpret_cast<CpuShard *>(base + l.shards);
 	m->hit_cache_ = reinterpret_cast<Atomic<u64> *>(base + l.hit_cache);
+	m->def_stamp_ = reinterpret_cast<Atomic<u64> *>(base + l.def_stamp);
 	m->slots_ = reinterpret_cast<Atomic<u64> *>(base + l.slots);
 	m->index_ = reinterpret_cast<Atomic<u64> *>(base + l.index);
 	m->hit_total_ = reinterpret_cast<Atomic<u32> *>(base + l.hit_total);
@@ -352,6 +372,269 @@ u64 StackMap::hits_of(u32 gen, u32 id) const
 		}
 	}
 	return sum;
+}
+
+/*
+ * Definition stamps (def_claim(), def_unclaim()).
+ *
+ * The trace carries an id's stack once per stretch of trace (the caller
+ * writes it, a stack_def record after the id record), not once per use.
+ * A ring buffer in overwrite mode drops its oldest pages, definitions
+ * among them, and keeps the ids that used them. So the caller asks, at
+ * each use, whether the last definition of the id in *this CPU's* buffer
+ * is still recent enough to outlive the use, and writes another one when
+ * it is not. Each CPU's buffer wraps on its own (a busy CPU a hundred
+ * times while an idle one keeps the whole run), so each CPU keeps its own
+ * stamps and defines its own ids in its own buffer: a definition that only
+ * another CPU's buffer holds may be gone from there while this one's uses
+ * are still kept.
+ *
+ * A stamp word is hc_key(gen, id) | position, the position (low 32 bits)
+ * being the caller's write position in this CPU's buffer when it asked
+ * (@now, a count of the buffer's records, say). 0 is an empty way (a word
+ * of generation 0 mod 256, id 0 and position 0 reads as empty too: one
+ * extra definition). The set of an id is id & def_set_mask_ of the CPU's
+ * table, one 64-byte line of kDefStampWays words, like the hit cache.
+ *
+ * Concurrency: only contexts on the CPU whose table it is write it (a task,
+ * an interrupt or NMI nested on it; in user space, threads that share a
+ * CPU number). Relaxed throughout: a stamp publishes nothing, it only
+ * suppresses definitions, and a stamp is only ever written by the context
+ * that is about to write the definition it stands for. The word is
+ * replaced with a cmpxchg against the value the scan read, not a store: a
+ * claim nested on this CPU between our scan and our write keeps the way
+ * it wrote (its stamp is as true as ours), and ours is simply not kept:
+ * the next use on this CPU writes one definition more than needed. A
+ * stamp never claims more than its writer did: the caller passes a
+ * position read before it writes the definition (so the definition is at
+ * or after it), and calls def_unclaim() when that write failed. Every
+ * race therefore costs at most a definition too many.
+ *
+ * Generations: a word of another generation never matches (gen8 differs)
+ * and is free for the taking; reset() scrubs those words as it scrubs the
+ * hit caches. A claim racing the scrub may leave one word of an older
+ * generation behind, free as well; aliasing would take 256 resets without
+ * a scrub reaching it, and each reset scrubs every table.
+ */
+FSM_ALWAYS_INLINE Atomic<u64> *StackMap::def_set(u32 cpu, u32 id)
+{
+	return &def_stamp_[(u64)cpu * (def_stamp_mask_ + 1) +
+			   (u64)(id & def_set_mask_) * kDefStampWays];
+}
+
+bool StackMap::def_claim(u32 id, u32 gen, u32 now, u32 horizon)
+{
+	const u32 cpu = this_cpu();
+	Atomic<u64> *set = def_set(cpu, id);
+	const u64 key = hc_key(gen, id);
+	u32 victim = kDefStampWays, victim_age = 0, victim_rank = 0;
+	bool victim_free = false, known = false;
+	u64 cur, seen = 0;
+
+	for (u32 i = 0; i < kDefStampWays; i++) {
+		cur = set[i].load(relaxed);
+		/*
+		 * Unsigned ages: a stamp "ahead" of @now (the caller's count
+		 * restarted) is very old, hence due.
+		 */
+		const u32 age = now - (u32)cur;
+
+		if (ds_key_of(cur) == key) {
+			if (age < horizon) {
+				/*
+				 * Defined recently: write nothing, but mark
+				 * the use once, so that def_sweep() defines
+				 * the id again after it if no later use does.
+				 */
+				if (!(cur & kDefDirty))
+					(void)set[i].cmpxchg(cur, cur | kDefDirty,
+							     relaxed, relaxed);
+				return false;
+			}
+			victim = i;
+			seen = cur;
+			known = true;
+			break;
+		}
+		/*
+		 * The way to take if the id has none: an empty or stale one
+		 * (another generation); else a clean one (its id not used
+		 * here since its definition: cold, and nothing for the sweep
+		 * to do), the one furthest behind; else the dirty one
+		 * furthest behind (its pending sweep is lost: one of the
+		 * cases eviction costs, see def_sweep()).
+		 */
+		if (victim_free)
+			continue;
+		const u32 rank = !cur || hc_gen8(cur) != gen8(gen) ? 2 :
+				 !(cur & kDefDirty) ? 1 : 0;
+		if (rank == 2) {
+			victim = i;
+			seen = cur;
+			victim_free = true;
+		} else if (victim == kDefStampWays || rank > victim_rank ||
+			   (rank == victim_rank && age > victim_age)) {
+			victim = i;
+			seen = cur;
+			victim_rank = rank;
+			victim_age = age;
+		}
+	}
+	(void)set[victim].cmpxchg(seen, key | now, relaxed, relaxed);
+	/* statistics of the claims that ask for a definition */
+	if (known)
+		shards_[cpu].defs_aged.fetch_add(1, relaxed);
+	else
+		shards_[cpu].defs_new.fetch_add(1, relaxed);
+	return true;
+}
+
+void StackMap::def_unclaim(u32 id, u32 gen, u32 now)
+{
+	Atomic<u64> *set = def_set(this_cpu(), id);
+	const u64 mine = hc_key(gen, id) | now;
+
+	for (u32 i = 0; i < kDefStampWays; i++) {
+		u64 cur = set[i].load(relaxed);
+
+		if ((cur & ~kDefDirty) == mine) {
+			(void)set[i].cmpxchg(cur, 0, relaxed, relaxed);
+			return;
+		}
+	}
+}
+
+/*
+ * def_sweep - the definitions after an id's last use (see def_claim()).
+ *
+ * def_claim() redefines an id at a use whose last definition on this CPU
+ * is a horizon behind. That leaves the uses of an id that are not
+ * followed by another use: they rely on a definition written before them,
+ * which the buffer drops first. So the stamps of ids used since their
+ * definition carry kDefDirty, and this sweep, called as records are
+ * written, walks this CPU's stamp table and has the definition of each
+ * dirty id whose stamp is @horizon or more behind written once more, after
+ * those uses, and the stamp cleaned. If the id is used later, def_claim()
+ * marks it again. A use u whose last definition is d (u - d < horizon)
+ * then has a definition after it by d + horizon + (a visit of its set),
+ * or was the last use of its id before a later use that redefined it.
+ *
+ * Pace: the sets are visited in order, a round of all of them per
+ * @horizon / 2 positions: sweep_pos is where the sweep stands (the
+ * positions it has covered, remainder included); a call visits the sets
+ * due by @now, at most kSweepMaxSets, and writes at most kSweepMaxDefs
+ * definitions (a set left half done is visited again next time). A CPU
+ * that fell behind by more than a round starts a new round from where it
+ * is. The cap is what a small buffer meets first: with 512 sets, a
+ * horizon of 640 positions (a 64 KiB buffer of 100-byte records at 50%)
+ * needs 1.6 sets a position; 16 a call keep up with one call every 10
+ * positions; a buffer of a few pages, or one whose records are mostly
+ * not the module's, may see the sweep fall behind (then uses of ids not
+ * used again can outlive their definitions, as without it).
+ *
+ * Safety: the sweep enters the insert window (A1)/(A2) as an insert does,
+ * so no reset runs while it reads index[] and a record and while @fn copies
+ * the frames; it reads index[id] with (R2) acquire (pairs with (P2)): the
+ * record is complete, and of the generation the stamp names (gen8 and the
+ * full generation in the index word). The stamp is cleaned with a cmpxchg
+ * against the dirty word seen: a use nested on this CPU that re-marked or
+ * redefined it in between keeps its word, and this id is skipped (its
+ * definition is that use's business). If @fn fails (the buffer refused
+ * the record) the dirty word is put back the same way.
+ */
+u32 StackMap::def_sweep(u32 now, u32 horizon, fsm_def_fn fn, void *ctx)
+{
+	const u32 cpu = this_cpu();
+	CpuShard &sh = shards_[cpu];
+	const u32 nsets = def_set_mask_ + 1;
+	u32 wrote = 0;
+
+	if (!horizon)
+		return 0;
+	/*
+	 * Sets due: a round of nsets per horizon / 2 positions, i.e.
+	 * elapsed * 2 * nsets / horizon (64-bit: no overflow); the
+	 * remainder stays in sweep_pos for the next call.
+	 */
+	u32 pos = sh.sweep_pos.load(relaxed);
+	u64 due = (u64)(now - pos) * 2 * nsets / horizon;
+
+	if (due == 0)
+		return 0;
+	if (due > nsets) {
+		/*
+		 * More than a round behind (or @now behind sweep_pos: a
+		 * nested call moved it on, or the caller's count jumped):
+		 * one round from here.
+		 */
+		due = nsets;
+		pos = now - horizon / 2;
+	}
+	due = min<u64>(due, kSweepMaxSets);
+	sh.enters.fetch_add(1, seq_cst);		/* (A1), see insert() */
+	const u32 g = gen_.load(seq_cst);		/* (A2) */
+	u32 set_no = sh.sweep_set.load(relaxed), visited = 0;
+	bool stop = false;
+
+	if (!(g & kResetting)) {
+		const u32 gen = g >> 1;
+
+		for (; visited < due && !stop; visited++) {
+			Atomic<u64> *set = def_set(cpu, set_no);
+
+			for (u32 i = 0; i < kDefStampWays && !stop; i++) {
+				u64 w = set[i].load(relaxed);
+
+				if (!(w & kDefDirty) || hc_gen8(w) != gen8(gen) ||
+				    now - (u32)w < horizon)
+					continue;
+				const u32 id = ds_id(w);
+				if (id >= capacity_)
+					continue;
+				/* (R2) acquire, pairs with (P2) */
+				const u64 o = index_[id].load(acquire);
+				if ((u32)o == 0 || (u32)(o >> 32) != gen)
+					continue;
+				const u64 dirty = w;
+				u64 clean = ds_key_of(w) | now;
+				if (!set[i].cmpxchg(w, clean, relaxed, relaxed))
+					continue;	/* a nested use changed it */
+				const Record *rec = record_at((u32)o - 1);
+				if (fn(ctx, id, gen, rec->ips(), rec->nr)) {
+					stop = ++wrote == kSweepMaxDefs;
+				} else {
+					/* the buffer refuses: try later */
+					(void)set[i].cmpxchg(clean, dirty, relaxed, relaxed);
+					stop = true;
+				}
+			}
+			if (stop)
+				break;	/* this set again next time */
+			set_no = (set_no + 1) & def_set_mask_;
+		}
+		sh.sweep_set.store(set_no, relaxed);
+		sh.sweep_pos.store(pos + (u32)((u64)visited * horizon / (2 * nsets)), relaxed);
+		if (wrote)
+			sh.defs_swept.fetch_add(wrote, relaxed);	/* statistic */
+	}
+	/*
+	 * Before (A3), as an insert counts its outcome: stats() derives the
+	 * hits from exits, and a sweep is no lookup.
+	 */
+	sh.sweeps.fetch_add(1, relaxed);
+	sh.exits.fetch_add(1, release);			/* (A3) */
+	return wrote;
+}
+
+u32 StackMap::def_sweep_lag(u32 now, u32 horizon) const
+{
+	if (!horizon)
+		return 0;
+	/* a round per horizon / 2 positions: 512ths of a horizon */
+	const u32 pos = shards_[this_cpu()].sweep_pos.load(relaxed);
+	const u64 lag = (u64)(now - pos) * 512 / horizon;
+
+	return (u32)min<u64>(lag, 256);
 }
 
 /*
@@ -751,6 +1034,10 @@ void StackMap::stats(struct fsm_map_stats *st) const
 		st->inserts += inserts;
 		outcomes += inserts;
 		st->lost_races += sh.lost_races.load(relaxed);
+		st->defs_new += sh.defs_new.load(relaxed);
+		st->defs_aged += sh.defs_aged.load(relaxed);
+		st->defs_swept += sh.defs_swept.load(relaxed);
+		outcomes += sh.sweeps.load(relaxed);	/* exits that were no lookup */
 		for (u32 r = 1; r < FSM_DROP_NR_REASONS; r++) {
 			const u64 d = sh.drops[r].load(relaxed);
 
@@ -794,8 +1081,8 @@ void StackMap::scrub(Atomic<T> *words, u64 n, Stale stale)
  * stop-the-world part is the handshake (B1)..(B3), run with preemption
  * off, whose length is the longest insert in flight plus one pass over the
  * CPU shards. The
- * generation carried by slots (8 bits), index words (32 bits) and hit-cache
- * words (8 bits) makes every entry of the old generation stale (empty for
+ * generation carried by slots (8 bits), index words (32 bits), hit-cache
+ * and definition-stamp words (8 bits) makes every entry of the old generation stale (empty for
  * inserters, unpublished for readers), and the scrub after (B3) turns them
  * into 0 while the new generation already runs. Because the scrub finishes
  * before reset() returns and resets are serialised, the table never holds
@@ -883,6 +1170,8 @@ u32 StackMap::reset()
 	      [ng](u64 w) { return (slot_key(w) & 0xffu) != gen8(ng); });
 	scrub(index_, capacity_, [ng](u64 w) { return (u32)(w >> 32) != ng; });
 	scrub(hit_cache_, (u64)nr_shards_ * (hit_cache_mask_ + 1),
+	      [ng](u64 w) { return hc_gen8(w) != gen8(ng); });
+	scrub(def_stamp_, (u64)nr_shards_ * (def_stamp_mask_ + 1),
 	      [ng](u64 w) { return hc_gen8(w) != gen8(ng); });
 	fsm_plat_yield();	/* reset always may sleep, even for tiny maps */
 	return ng;

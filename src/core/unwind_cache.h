@@ -192,10 +192,10 @@ void complete_end(fsm_uwc_task &t, fsm_uwc_result *r, u64 w, u64 exit_sig,
 		  fsm_uwc_delivery &out);
 
 /* The result of an entry completed without memory for its walk. */
-inline constexpr fsm_uw_result kNoResult = {
+constexpr fsm_uw_result kNoResult = {
 	.nr = 0, .stop = FSM_UW_STOP_ABORTED, .flags = 0, .mode = FSM_UW_MODE_NONE
 };
-inline constexpr u64 kNoEntries[1] = {};
+constexpr u64 kNoEntries[1] = {};
 
 /*
  * cache_complete - the task work: walk once, mark done, report whom to serve.

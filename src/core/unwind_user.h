@@ -358,7 +358,7 @@ template <typename ReadCode>
  * overrides, 3E "notrack", 66, 67) and, in 64-bit code, one REX prefix,
  * with its ModRM byte, SIB byte and displacement.
  */
-[[nodiscard]] inline u32 x86_call_len(const u8 *b, u32 n, bool is64)
+[[nodiscard]] static inline u32 x86_call_len(const u8 *b, u32 n, bool is64)
 {
 	u32 i = 0;
 
@@ -406,7 +406,7 @@ inline constexpr u32 kVouchCall = 2;	/* a call instruction ends right before it 
  * or two code reads; a fault is "not code".
  */
 template <typename ReadCode>
-[[nodiscard]] inline u32 x86_vouch(u64 ra, bool is64, ReadCode &read_code)
+[[nodiscard]] static inline u32 x86_vouch(u64 ra, bool is64, ReadCode &read_code)
 {
 	u8 b[8];
 	u64 w;

@@ -34,6 +34,7 @@
 
 #include "compat/compat.h"
 #include "compat/ksyms.h"
+#include "param.h"
 #include "tracing.h"
 #include "ustack.h"
 
@@ -104,13 +105,137 @@ static void *fsm_reserve(struct trace_event_buffer *fbuffer,
 }
 
 /*
+ * redefine_pct: an id's definition (stack_def, a user_stack with frames, a
+ * file_map) is written again on a CPU once that CPU's ring buffer has
+ * taken this percentage of what it holds since the last one there; 0:
+ * only at the first use in a recording (Documentation/flight-recorder.rst).
+ */
+static unsigned int fsm_redefine_pct = 50;
+static struct fsm_param_range fsm_redefine_range = {
+	.val = &fsm_redefine_pct, .min = 0, .max = 100,
+};
+module_param_cb(redefine_pct, &fsm_param_range_ops, &fsm_redefine_range, 0644);
+MODULE_PARM_DESC(redefine_pct,
+		 "Write an id's stack again on a CPU once its ring buffer took this % of its size since the last one (0..100, default 50; 0: first use only)");
+
+/* A guess of bytes per record while the buffer holds too few to measure. */
+#define FSM_RB_GUESS_BYTES	256
+/* Records the buffer must hold for their mean size to count. */
+#define FSM_RB_MEAN_MIN		64
+/* The largest horizon: positions compare modulo 2^32. */
+#define FSM_RB_HORIZON_MAX	(1U << 30)
+
+/**
+ * fsm_rb_position - where this CPU's ring buffer of an instance stands.
+ * @buffer: the instance's ring buffer, from the record just committed
+ *          (fbuffer.buffer), valid while preemption stays off
+ * @inst:   the instance (its per-CPU state of this CPU is used)
+ * @pos:    set to the position after that record and the horizon
+ *
+ * The position is the count of records the buffer took on this CPU since
+ * it was last reset (entries + overrun + read: every record is retained,
+ * overwritten or consumed), plus the CPU's rb.base. The ring buffer's own
+ * counters are reset with the buffer (echo > trace, trace-cmd's reset): a
+ * count lower than the last one seen moves the base on by 2^31, which
+ * makes every stamp of this CPU due (fsm_map_def_claim()'s unsigned age),
+ * because the definitions those stamps stand for were erased with it. So
+ * does a change of @inst->redefine_seq: a reader consumed the buffer
+ * (which moves no count: read goes up as entries go down), or a new
+ * recording starts. Each CPU sees the change at its next record and jumps
+ * its own base: no CPU writes another's state.
+ *
+ * The horizon is @redefine_pct of the records this CPU's buffer holds,
+ * estimated as its size over the mean record size of what it holds now
+ * (bytes over entries, page padding included: an over-estimate of the
+ * record size, so the horizon errs short), when it holds at least
+ * FSM_RB_MEAN_MIN records; before the first such estimate a record is
+ * guessed at FSM_RB_GUESS_BYTES, short again. Recomputed every eighth of
+ * a horizon (at least every 16 records), so the three ring buffer calls
+ * of the position are the price of an id record; the size of the buffer
+ * may change (resize) and the mean with the load.
+ *
+ * Why a definition is then enough: one written at position d is retained
+ * until the buffer has taken about a whole buffer after it. A use at u
+ * that finds it less than a horizon behind (u - d < pct% of the buffer)
+ * is in the trace with it as long as the use is in the newest (100 -
+ * pct)% of the buffer; older uses may outlive it, and are resolved by
+ * the next definition of the same id, which any use of the id in that
+ * newest part writes. So what cannot be resolved from the trace is the
+ * uses of ids last used in the oldest pct% of the buffer, whose last
+ * definition was dropped before them (Documentation/flight-recorder.rst).
+ *
+ * NMI: the ring buffer calls read counters (a cpumask test and loads, no
+ * lock); @pc->rb is this CPU's, written without lock by every context
+ * nested on it: a nested writer between our read and write of a field
+ * costs at most an extra jump of the base (every stamp due once) or an
+ * extra refresh, never a position that went back.
+ * Context: preemption disabled, any context. Return: nothing; @pos->horizon
+ * is 0 when re-definitions are off (redefine_pct=0).
+ */
+void notrace fsm_rb_position(struct trace_buffer *buffer,
+			     struct fsm_inst *inst, struct fsm_rb_pos *pos)
+{
+	struct fsm_inst_pcpu *pc = this_cpu_ptr(inst->pcpu);
+	unsigned int pct = READ_ONCE(fsm_redefine_pct);
+	u32 seq = atomic_read(&inst->redefine_seq);
+	int cpu = smp_processor_id();
+	unsigned long held, count, last;
+	u32 base;
+
+	pos->now = 0;
+	pos->horizon = 0;
+	if (!pct)
+		return;
+	held = ring_buffer_entries_cpu(buffer, cpu);
+	count = held + ring_buffer_overrun_cpu(buffer, cpu) +
+		ring_buffer_read_events_cpu(buffer, cpu);
+	last = READ_ONCE(pc->rb.last);
+	base = READ_ONCE(pc->rb.base);
+	if (count < last || seq != READ_ONCE(pc->rb.seq)) {
+		/* every definition of this CPU's buffer is gone */
+		base += (u32)(last - count) + (1U << 31);
+		WRITE_ONCE(pc->rb.base, base);
+		WRITE_ONCE(pc->rb.seq, seq);
+		WRITE_ONCE(pc->rb.refresh, 0);
+	}
+	WRITE_ONCE(pc->rb.last, count);
+	if (count >= READ_ONCE(pc->rb.refresh)) {
+		unsigned long bytes = ring_buffer_bytes_cpu(buffer, cpu);
+		u32 horizon = READ_ONCE(pc->rb.horizon);
+		u64 size = ring_buffer_size(buffer, cpu), mean = 0, h;
+
+		/*
+		 * The mean from what the buffer holds, once it holds enough
+		 * records to say (a reader that keeps up leaves a page or
+		 * two, whose byte count includes the part of a page already
+		 * read: a mean far too large); else the last estimate, or
+		 * the guess.
+		 */
+		if (held >= FSM_RB_MEAN_MIN && bytes)
+			mean = DIV_ROUND_UP(bytes, held);
+		else if (!horizon)
+			mean = FSM_RB_GUESS_BYTES;
+		if (mean) {
+			h = div_u64(div64_u64(size, mean) * pct, 100);
+			horizon = clamp_t(u64, h, 1, FSM_RB_HORIZON_MAX);
+			WRITE_ONCE(pc->rb.horizon, horizon);
+		}
+		WRITE_ONCE(pc->rb.refresh, count + max_t(u32, horizon / 8, 16));
+	}
+	pos->now = (u32)count + base;
+	pos->horizon = READ_ONCE(pc->rb.horizon);
+}
+
+/*
  * fsm_emit_id - the id record of one source event: stack_id (16 bytes in
  * the ring buffer) or, with a user-stack cookie, stack_id_user (24).
+ * With @inst, *@pos is set to the record's position (fsm_rb_position()).
  * The writers run inside the capture path (record.c), in any context:
  * notrace, as the rest of that path.
  * Context: preemption disabled. Return: true if committed.
  */
-bool notrace fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie)
+bool notrace fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie,
+			 struct fsm_inst *inst, struct fsm_rb_pos *pos)
 {
 	struct trace_event_raw_stack_id_user *eu;
 	struct trace_event_raw_stack_id *e;
@@ -131,6 +256,8 @@ bool notrace fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie)
 		eu->cookie_hi = (u32)(cookie >> 32);
 	}
 	trace_event_buffer_commit(&fbuffer);
+	if (inst)
+		fsm_rb_position(fbuffer.buffer, inst, pos);
 	return true;
 }
 
@@ -265,6 +392,8 @@ static int fsm_register(struct trace_event_file *file)
 	 */
 	if (!atomic_inc_return(&inst->epoch))
 		atomic_inc(&inst->epoch);	/* 0 means "never inline" */
+	/* and no stamp of an earlier recording counts (fsm_rb_position()) */
+	atomic_inc(&inst->redefine_seq);
 	/*
 	 * Published to the sources' callbacks by their attach below
 	 * (fsm_sources_attach_all_locked()): tracepoint_probe_register_prio()

@@ -17,6 +17,12 @@
  * interval). An id does not depend on the table: an entry that is replaced
  * and comes back keeps its id, and only its file_map record is written again.
  *
+ * Per CPU, the position in that CPU's ring buffer of the last file_map
+ * record of each (file, instance) written there (a small direct-mapped
+ * table, fsm_fileid_claim()): a file_map is written again on a CPU whose
+ * buffer may overwrite the last one before the user stacks that name the
+ * file, as stack ids are (Documentation/flight-recorder.rst).
+ *
  * No I/O, ever, and no lock held across anything slow:
  *  - the build-id is read by fsm_buildid_parse() (src/core) from pages
  *    already in the page cache and up to date (find_get_page(), never
@@ -34,6 +40,7 @@
 
 #include <linux/dcache.h>
 #include <linux/fs.h>
+#include <linux/hash.h>
 #include <linux/highmem.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
@@ -87,6 +94,21 @@ static unsigned int fsm_fid_slots;	/* 2^file_table_bits, set at init */
 /* Table contents only: never held across I/O, d_path or an allocation. */
 static DEFINE_SPINLOCK(fsm_fid_lock);
 static char __percpu *fsm_fid_pathbuf;	/* d_path scratch, PATH_MAX per CPU */
+
+/*
+ * Where a CPU's ring buffer of an instance got a file's last file_map
+ * record: @id 0 is an empty entry; @iseq is the instance's serial number
+ * (struct fsm_inst.seq, never reused), so that an instance id given to a
+ * new instance, with a new buffer, finds no stamp of the old one.
+ */
+struct fsm_fid_stamp {
+	u64 id;
+	u32 iseq;
+	u32 pos;
+};
+
+#define FSM_FID_STAMPS_BITS	8
+static struct fsm_fid_stamp __percpu *fsm_fid_stamps;	/* [1 << BITS] per CPU */
 
 /* Statistics (stack_map_stat, module-wide). */
 static atomic64_t fsm_fid_lookups;	/* fsm_fileid_get() calls */
@@ -354,16 +376,17 @@ out:
  *           returns false if the buffer refused it
  * @ctx:     for @fn
  *
- * Context: task.
+ * Context: task. Return: the record was written.
  */
-void fsm_fileid_emit(u64 id, u32 inst_id, u32 epoch, fsm_fileid_emit_fn fn,
+bool fsm_fileid_emit(u64 id, u32 inst_id, u32 epoch, fsm_fileid_emit_fn fn,
 		     void *ctx)
 {
 	unsigned long now = jiffies, iv;
 	struct fsm_fid *f;
+	bool wrote = false;
 
 	if (inst_id >= FSM_UST_MAX_INST)
-		return;
+		return false;
 	iv = msecs_to_jiffies(READ_ONCE(fsm_file_map_interval_ms));
 	spin_lock(&fsm_fid_lock);
 	f = fsm_fid_find(id);
@@ -375,9 +398,75 @@ void fsm_fileid_emit(u64 id, u32 inst_id, u32 epoch, fsm_fileid_emit_fn fn,
 	if (fn(ctx, id, f->path, f->bid, f->bid_len)) {
 		f->last[inst_id] = now ? now : 1;
 		f->epoch[inst_id] = epoch;
+		wrote = true;
 	}
 out:
 	spin_unlock(&fsm_fid_lock);
+	return wrote;
+}
+
+/**
+ * fsm_fileid_write - write the file_map record of @id now.
+ * @id, @fn, @ctx: as fsm_fileid_emit()
+ * Context: task. Return: the record was written (false also when @id is
+ * no longer in the table: then its user stacks name a file the trace
+ * cannot describe, as for a stack walked before a replacement).
+ */
+bool fsm_fileid_write(u64 id, fsm_fileid_emit_fn fn, void *ctx)
+{
+	struct fsm_fid *f;
+	bool wrote = false;
+
+	spin_lock(&fsm_fid_lock);
+	f = fsm_fid_find(id);
+	if (f)
+		wrote = fn(ctx, id, f->path, f->bid, f->bid_len);
+	spin_unlock(&fsm_fid_lock);
+	return wrote;
+}
+
+static struct fsm_fid_stamp *fsm_fid_stamp_of(u64 id, u32 iseq)
+{
+	return this_cpu_ptr(fsm_fid_stamps) +
+	       hash_64(id ^ ((u64)iseq << 32), FSM_FID_STAMPS_BITS);
+}
+
+/**
+ * fsm_fileid_claim - is a file_map record of @id due in this CPU's buffer
+ * of the instance with serial number @iseq?
+ * @pos:     the position in that buffer (fsm_rb_position()), read before
+ *           the record is written
+ * @horizon: how far behind @pos the last one may be; 0: always due
+ *
+ * As fsm_map_def_claim() for stack ids: due when this CPU has no stamp of
+ * (@id, @iseq) (first time here, or another file took the entry) or the
+ * stamp is @horizon or more behind; a due claim stamps @pos.
+ * Context: task, preemption disabled from the claim to the write of the
+ * record (the stamps are this CPU's; file_map records are written by task
+ * works only, so nothing nests on the table). Return: due.
+ */
+bool fsm_fileid_claim(u64 id, u32 iseq, u32 pos, u32 horizon)
+{
+	struct fsm_fid_stamp *st = fsm_fid_stamp_of(id, iseq);
+
+	if (st->id == id && st->iseq == iseq && pos - st->pos < horizon)
+		return false;
+	st->id = id;
+	st->iseq = iseq;
+	st->pos = pos;
+	return true;
+}
+
+/**
+ * fsm_fileid_unclaim - the record of a due fsm_fileid_claim() was not
+ * written: forget its stamp. Context: as fsm_fileid_claim(), same CPU.
+ */
+void fsm_fileid_unclaim(u64 id, u32 iseq, u32 pos)
+{
+	struct fsm_fid_stamp *st = fsm_fid_stamp_of(id, iseq);
+
+	if (st->id == id && st->iseq == iseq && st->pos == pos)
+		st->id = 0;
 }
 
 /**
@@ -510,7 +599,9 @@ int fsm_fileid_init(void)
 	fsm_fid_slots = 1U << fsm_file_table_bits;
 	fsm_fids = vzalloc(array_size(fsm_fid_slots, sizeof(*fsm_fids)));
 	fsm_fid_pathbuf = __alloc_percpu(PATH_MAX, SMP_CACHE_BYTES);
-	if (!fsm_fids || !fsm_fid_pathbuf) {
+	fsm_fid_stamps = __alloc_percpu(sizeof(struct fsm_fid_stamp) << FSM_FID_STAMPS_BITS,
+					SMP_CACHE_BYTES);
+	if (!fsm_fids || !fsm_fid_pathbuf || !fsm_fid_stamps) {
 		pr_warn("cannot allocate the file table (file_table_bits=%u)\n",
 			fsm_file_table_bits);
 		fsm_fileid_exit();
@@ -529,4 +620,6 @@ void fsm_fileid_exit(void)
 	fsm_fids = NULL;
 	free_percpu(fsm_fid_pathbuf);
 	fsm_fid_pathbuf = NULL;
+	free_percpu(fsm_fid_stamps);
+	fsm_fid_stamps = NULL;
 }

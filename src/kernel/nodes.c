@@ -192,6 +192,7 @@ static int fsm_stat_show(struct seq_file *m, void *v)
 	seq_printf(m, "hit_rate: %llu.%02llu%%\n", rate / 100, rate % 100);
 	seq_printf(m, "records: %llu\n", FSM_PCPU(inst, records));
 	seq_printf(m, "inline_emits: %llu\n", FSM_PCPU(inst, inline_emits));
+	seq_printf(m, "redefinitions: %llu\n", FSM_PCPU(inst, redefs));
 	seq_printf(m, "fallbacks: %llu\n", FSM_PCPU(inst, fallbacks));
 	seq_printf(m, "truncated: %llu\n", FSM_PCPU(inst, truncated));
 	seq_printf(m, "records_lost: %llu\n", FSM_PCPU(inst, lost));

@@ -5,7 +5,8 @@
  *   stack_map          every stack, id order, symbolized (kernel stacks,
  *                      then user stacks and the file table when
  *                      options/stackmap_user was set); write "reset" or
- *                      "0" for a new generation of both
+ *                      "0" for a new generation of both, "redefine" for
+ *                      a new recording epoch (ids defined again)
  *   stack_map_bin      binary snapshot (FSMB v4, ftrace_stackmap/abi.h)
  *
  * Kernel addresses (stack_map_bin's ips and ref_symbol_addr, frames of
@@ -409,13 +410,32 @@ static void fsm_inst_reset(struct fsm_inst *inst)
 		fsm_ustack_write_reset(inst, ugen);
 }
 
-/* Write "reset" or "0" (one optional trailing newline), in one write(). */
+/*
+ * Every definition in the instance's buffer is to be taken as gone: each
+ * id, kernel and user, and each file_map, goes out with its definition at
+ * its next use on each CPU. For a reader that consumed the buffer
+ * (stackmap-ctl extract): the definitions it took are no longer in the
+ * buffer, the stamps that stand for them must not count, and the next read
+ * must stand on its own. Each CPU sees the new value at its next record
+ * (fsm_rb_position()): a plain value, no ordering needed. The user epoch
+ * moves too, for the file_map records' own rule (fileid.c). Context: task.
+ */
+static void fsm_inst_redefine(struct fsm_inst *inst)
+{
+	atomic_inc(&inst->redefine_seq);
+	fsm_ustack_redefine(inst);
+}
+
+/*
+ * Write "reset" or "0", or "redefine" (one optional trailing newline), in
+ * one write().
+ */
 static ssize_t fsm_map_write(struct file *file, const char __user *ubuf,
 			     size_t cnt, loff_t *ppos)
 {
 	struct seq_file *m = file->private_data;
 	struct fsm_reader *r = m->private;
-	char buf[8];
+	char buf[16];
 
 	if (!cnt || cnt >= sizeof(buf))
 		goto bad;
@@ -424,12 +444,16 @@ static ssize_t fsm_map_write(struct file *file, const char __user *ubuf,
 	buf[cnt] = '\0';
 	if (buf[cnt - 1] == '\n')
 		buf[cnt - 1] = '\0';
+	if (!strcmp(buf, "redefine")) {
+		fsm_inst_redefine(r->inst);
+		return cnt;
+	}
 	if (strcmp(buf, "reset") && strcmp(buf, "0"))
 		goto bad;
 	fsm_inst_reset(r->inst);
 	return cnt;
 bad:
-	pr_warn_ratelimited("stack_map (%s): write \"reset\" or \"0\"\n",
+	pr_warn_ratelimited("stack_map (%s): write \"reset\", \"0\" or \"redefine\"\n",
 			    fsm_inst_label(r->inst));
 	return -EINVAL;
 }

@@ -157,6 +157,34 @@ static unsigned int notrace fsm_capture(const struct fsm_src *src,
 	return nr;
 }
 
+/* What fsm_sweep_def() writes with. */
+struct fsm_sweep_ctx {
+	struct trace_event_file *file;
+	struct fsm_inst_pcpu *pc;
+};
+
+/*
+ * fsm_def_fn of fsm_map_def_sweep(): the stack_def of an id, again. The
+ * map does not keep whether a stack was truncated: one of the largest
+ * depth is marked truncated (it may have been exactly that deep).
+ * Context: as fsm_record_event(), inside the map's insert window.
+ */
+static int notrace fsm_sweep_def(void *ctx, unsigned int index, unsigned int gen,
+				 const unsigned long long *ips, unsigned int nr)
+{
+	struct fsm_sweep_ctx *sc = ctx;
+	u32 flags = FSM_SID_F_REDEF;
+
+	if (nr >= FSM_MAX_KERNEL_DEPTH)
+		flags |= FSM_SID_F_TRUNCATED;
+	if (!fsm_emit_def(sc->file, FSM_SID_MAKE(gen, index), flags,
+			  (const unsigned long *)ips, nr))
+		return 0;
+	fsm_count(&sc->pc->inline_emits);
+	fsm_count(&sc->pc->redefs);
+	return 1;
+}
+
 /*
  * fsm_record_stack - capture, insert and write the records, with @ks the
  * buffers reserved for this context level on this CPU.
@@ -170,6 +198,7 @@ static bool notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 {
 	unsigned long *ips = ks->ips;
 	struct fsm_insert_result res;
+	struct fsm_rb_pos pos;
 	unsigned int nr, skip, n;
 	u32 epoch, flags = 0, id;
 	bool wrote = false;
@@ -202,7 +231,7 @@ static bool notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 	}
 
 	id = FSM_SID_MAKE(res.generation, res.id);
-	if (!fsm_emit_id(file, id, cookie)) {
+	if (!fsm_emit_id(file, id, cookie, inst, &pos)) {
 		fsm_count(&pc->lost);
 		if (res.flags & FSM_INSERT_FIRST_EMIT)
 			goto inline_lost;
@@ -210,17 +239,43 @@ static bool notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 	}
 	fsm_count(&pc->records);
 	wrote = true;
-	if (!(res.flags & FSM_INSERT_FIRST_EMIT))
-		return true;
-	/*
-	 * First use of the id in this recording: its stack follows the id
-	 * record, in a record of its own.
-	 */
-	if (res.flags & FSM_INSERT_NEW)
-		flags |= FSM_SID_F_NEW;
+	if (res.flags & FSM_INSERT_FIRST_EMIT) {
+		/*
+		 * First use of the id in this recording: its stack follows
+		 * the id record, in a record of its own, whatever this CPU's
+		 * stamp says (horizon 0), and the stamp takes the position.
+		 */
+		if (res.flags & FSM_INSERT_NEW)
+			flags |= FSM_SID_F_NEW;
+		if (pos.horizon)
+			(void)fsm_map_def_claim(map, res.id, res.generation,
+						pos.now, 0);
+	} else if (!pos.horizon ||
+		   !fsm_map_def_claim(map, res.id, res.generation, pos.now,
+				      pos.horizon)) {
+		goto sweep;	/* this CPU's buffer has the stack recently */
+	} else {
+		/*
+		 * This CPU's buffer took a horizon of records since the id's
+		 * last stack_def here (or has none: another CPU defined it, or
+		 * the stamp was evicted): the older one may be overwritten
+		 * while this use stays. The position was read after the id
+		 * record and before this stack_def, so the stamp is never
+		 * ahead of the definition it stands for.
+		 */
+		flags |= FSM_SID_F_REDEF;
+	}
 	if (fsm_emit_def(file, id, flags, &ips[skip], n)) {
 		fsm_count(&pc->inline_emits);
-		return true;
+		if (flags & FSM_SID_F_REDEF)
+			fsm_count(&pc->redefs);
+		goto sweep;
+	}
+	if (pos.horizon)
+		fsm_map_def_unclaim(map, res.id, res.generation, pos.now);
+	if (flags & FSM_SID_F_REDEF) {
+		fsm_count(&pc->inline_lost);
+		return true;	/* the next use of the id on this CPU is due again */
 	}
 inline_lost:
 	fsm_count(&pc->inline_lost);
@@ -232,6 +287,22 @@ inline_lost:
 	 */
 	atomic_cmpxchg(&inst->epoch, epoch, epoch + 1 ? epoch + 1 : 1);
 	return wrote;	/* the id record went in, its stack_def did not */
+
+sweep:
+	/*
+	 * The ids used on this CPU since their last stack_def here, whose
+	 * stack_def is now a horizon behind: write it again, after those
+	 * uses (fsm_map_def_sweep(); a few stamp sets per call, at most
+	 * four records).
+	 */
+	if (pos.horizon) {
+		struct fsm_sweep_ctx sc = { .file = file, .pc = pc };
+
+		fsm_map_def_sweep(map, pos.now, pos.horizon, fsm_sweep_def, &sc);
+		/* the user map's, in task context, if it fell behind here */
+		fsm_ustack_sweep_kick(inst, &pos);	/* ustack_deliver.c */
+	}
+	return true;
 }
 
 /*

@@ -75,6 +75,38 @@ struct trace_event_file;
 struct tracepoint;
 struct fsm_src_trig;
 
+/**
+ * struct fsm_rb_cpu - where one CPU's ring buffer of an instance stands,
+ * for re-definitions (events.c, fsm_rb_position()).
+ * @last:    the buffer's count of records written on this CPU at the last
+ *           look (entries + overrun + read of the ring buffer)
+ * @base:    added to that count to make a position that only moves on:
+ *           jumps when the count went back (the buffer was reset) or the
+ *           instance's @redefine_seq moved (its definitions are gone)
+ * @seq:     the instance's @redefine_seq this CPU last saw
+ * @horizon: records after which a definition is written again, from the
+ *           buffer's size and mean record size at the last refresh
+ * @refresh: count at which @horizon is computed again
+ *
+ * Written by every context that writes a record of the module on this
+ * CPU, NMI included, with no lock: a nested writer between a read and a
+ * write of a field makes at most one jump too many (every stamp due) or
+ * one refresh too many; see fsm_rb_position().
+ */
+struct fsm_rb_cpu {
+	unsigned long last;
+	u32 base;
+	u32 horizon;
+	unsigned long refresh;
+	u32 seq;
+};
+
+/* The position of a record in its CPU's buffer (fsm_rb_position()). */
+struct fsm_rb_pos {
+	u32 now;	/* position after the record, modulo 2^32 */
+	u32 horizon;	/* 0: re-definitions are off */
+};
+
 /* Per-CPU counters of the tracing side (the map counts its own). */
 struct fsm_inst_pcpu {
 	local64_t requests;	/* fsm_map_insert() calls from the probe */
@@ -87,6 +119,8 @@ struct fsm_inst_pcpu {
 	local64_t nested;	/* probe nested deeper than the per-CPU buffers */
 	local64_t trig_no_verdict; /* stackmap trigger hits without a verdict */
 	local64_t own_frame_walks; /* captures that walked our own frames */
+	local64_t redefs;	/* ... stack_def records written again (REDEF) */
+	struct fsm_rb_cpu rb;	/* this CPU's ring buffer (fsm_rb_position()) */
 };
 
 /* The nodes of an instance. */
@@ -230,6 +264,11 @@ enum {
  *              @gen, earlier than every record of @gen; U64_MAX if unknown
  *              (under @map_rwsem; read by the trace output, events.c)
  * @resets:     resets done (under @map_rwsem)
+ * @redefine_seq: moves when the definitions in the instance's buffer must
+ *              all be taken as gone: a new recording, a reader that
+ *              consumed the buffer (echo redefine > stack_map); every CPU's
+ *              position jumps then (fsm_rb_position()), so every stamp is
+ *              due
  * @umap:       the user stack map (ustack_deliver.c), NULL until options/
  *              stackmap_user is first set; published once with
  *              smp_store_release() (readers: smp_load_acquire()), reset
@@ -287,6 +326,7 @@ struct fsm_inst {
 	u32 gen;
 	u64 gen_ts;
 	u64 resets;
+	atomic_t redefine_seq;
 	struct fsm_map *umap;
 	u32 ugen;
 	struct fsm_inst_pcpu __percpu *pcpu;
@@ -418,7 +458,10 @@ static __always_inline void fsm_caller_fill(struct fsm_caller *c,
 /* events.c: the event definitions, .reg, the record writers, the output */
 int fsm_events_init(void);
 void fsm_events_exit(void);
-bool fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie);
+bool fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie,
+		 struct fsm_inst *inst, struct fsm_rb_pos *pos);
+void fsm_rb_position(struct trace_buffer *buffer, struct fsm_inst *inst,
+		     struct fsm_rb_pos *pos);
 bool fsm_emit_def(struct trace_event_file *file, u32 id, u32 flags,
 		  const unsigned long *ips, unsigned int nr);
 bool fsm_emit_fallback(struct trace_event_file *file, u32 flags, u32 reason,

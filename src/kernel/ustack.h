@@ -31,6 +31,9 @@ u64 fsm_ustack_request(u32 inst_id);
 bool fsm_ustack_enabled(u32 inst_id);
 void fsm_ustack_stat_show(struct seq_file *m, struct fsm_inst *inst);
 void fsm_ustack_write_reset(struct fsm_inst *inst, u32 gen);
+void fsm_ustack_redefine(struct fsm_inst *inst);
+struct fsm_rb_pos;
+void fsm_ustack_sweep_kick(struct fsm_inst *inst, const struct fsm_rb_pos *pos);
 /* options/stackmap_user (the node is nodes.c's) */
 int fsm_ustack_option_open(struct fsm_inst *inst, bool write);
 bool fsm_ustack_option(const struct fsm_inst *inst);
@@ -61,8 +64,11 @@ void fsm_fileid_exit(void);
 u64 fsm_fileid_get(struct file *file);
 typedef bool (*fsm_fileid_emit_fn)(void *ctx, u64 id, const char *path,
 				   const u8 *build_id, u32 bid_len);
-void fsm_fileid_emit(u64 id, u32 inst_id, u32 epoch, fsm_fileid_emit_fn fn,
+bool fsm_fileid_emit(u64 id, u32 inst_id, u32 epoch, fsm_fileid_emit_fn fn,
 		     void *ctx);
+bool fsm_fileid_write(u64 id, fsm_fileid_emit_fn fn, void *ctx);
+bool fsm_fileid_claim(u64 id, u32 iseq, u32 pos, u32 horizon);
+void fsm_fileid_unclaim(u64 id, u32 iseq, u32 pos);
 void fsm_fileid_show(struct seq_file *m, u64 id, u64 off);
 struct trace_seq;
 void fsm_fileid_trace_seq(struct trace_seq *s, u64 id, u64 off);

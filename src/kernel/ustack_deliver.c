@@ -23,6 +23,7 @@
 
 #include <linux/atomic.h>
 #include <linux/fs.h>
+#include <linux/irq_work.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -32,6 +33,7 @@
 #include <linux/trace_events.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #include "tracing.h"
 #include "ustack_internal.h"
@@ -65,6 +67,8 @@ static const char * const fsm_ust_stat_names[] = {
 	[FSM_UST_QUEUE_FAILED] = "user_queue_failed",
 	[FSM_UST_SAME_REGS] = "user_same_regs_refused",
 	[FSM_UST_SELF] = "user_self_refused",
+	[FSM_UST_REDEFS] = "user_redefinitions",
+	[FSM_UST_FILE_REDEFS] = "file_map_redefinitions",
 };
 static_assert(ARRAY_SIZE(fsm_ust_stat_names) == FSM_UST_NR_STATS);
 
@@ -128,26 +132,26 @@ struct fsm_ust_rec {
 };
 
 /*
- * Write one user_stack record into an instance. Context: task.
- * Return: true if committed; false if the event is off there or the ring
- * buffer refused it (counted as lost).
+ * Write one user_stack record into an instance; with @in, *@pos gets the
+ * record's position in this CPU's buffer (fsm_rb_position()).
+ * Context: task, preemption disabled. Return: true if committed; false if
+ * the event is off there or the ring buffer refused it (counted as lost).
  */
-static bool fsm_ust_write_user_stack(u32 inst, const struct fsm_ust_rec *r)
+static bool fsm_ust_write_user_stack(u32 inst, const struct fsm_ust_rec *r,
+				     struct fsm_inst *in, struct fsm_rb_pos *pos)
 {
 	struct trace_event_raw_user_stack *entry;
 	struct trace_event_buffer fbuffer;
 	struct trace_event_file *file;
 	u32 len = 2 * r->nr * sizeof(u64);
-	bool ok = false;
 
-	preempt_disable_notrace();
 	file = READ_ONCE(fsm_ust_insts[inst].us_file);
 	if (!file || trace_trigger_soft_disabled(file))
-		goto out;
+		return false;
 	entry = trace_event_buffer_reserve(&fbuffer, file, sizeof(*entry) + len);
 	if (!entry) {
 		fsm_ust_count(inst, FSM_UST_LOST);
-		goto out;
+		return false;
 	}
 	entry->cookie = r->cookie;
 	entry->ustack_id = r->id;
@@ -162,39 +166,34 @@ static bool fsm_ust_write_user_stack(u32 inst, const struct fsm_ust_rec *r)
 				   offsetof(struct trace_event_raw_user_stack, __data);
 	memcpy(entry->__data, r->frames, len);
 	trace_event_buffer_commit(&fbuffer);
-	ok = true;
-out:
-	preempt_enable_notrace();
-	return ok;
+	if (in)
+		fsm_rb_position(fbuffer.buffer, in, pos);
+	return true;
 }
 
 /*
  * The id of the entry's stack (@nr frames of it) in an instance's user map.
  * Fills @r's id, gen, flags (NEW, INLINE, FALLBACK) and id_reason.
- * Context: the walk work (may sleep: instance reference).
+ * Context: the walk work, preemption disabled (a reset waits for
+ * inserters: keep this short and unpreempted).
  */
-static void fsm_ust_get_id(const struct fsm_ust_stack *stk, u32 inst_id, u32 nr,
-			   u32 epoch, struct fsm_ust_rec *r)
+static void fsm_ust_get_id(const struct fsm_ust_stack *stk, struct fsm_inst *inst,
+			   u32 nr, u32 epoch, struct fsm_ust_rec *r)
 {
 	struct fsm_insert_result res;
-	struct fsm_inst *inst;
 	struct fsm_map *umap;
 	int ret;
 
-	inst = fsm_inst_get_by_id(inst_id);
 	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
 	umap = inst ? smp_load_acquire(&inst->umap) : NULL;
 	if (!umap) {
 		r->flags |= FSM_USF_FALLBACK;
 		r->id_reason = FSM_UIR_NO_MAP;
-		goto out;
+		return;
 	}
 	/* the meta word (ustack_ukey.c) has the record's truncated flag */
-	/* a reset waits for inserters: keep this short and unpreempted */
-	preempt_disable();
 	ret = fsm_map_insert(umap, stk->words, FSM_UKEY_HDR + 2 * nr, epoch,
 			     &res);
-	preempt_enable();
 	if (!ret) {
 		r->id = res.id;
 		r->gen = res.generation;
@@ -208,16 +207,308 @@ static void fsm_ust_get_id(const struct fsm_ust_stack *stk, u32 inst_id, u32 nr,
 		r->flags |= FSM_USF_FALLBACK;
 		r->id_reason = -ret;
 	}
-out:
-	if (inst)
+}
+
+/*
+ * The file_map records of a stack's files that this CPU's buffer may
+ * overwrite before the stack: written again after it (fsm_fileid_claim()).
+ * @wrote: files written before the record in this delivery (first use):
+ * stamped @nrec records back instead. Context: as fsm_ust_redefine().
+ */
+static void fsm_ust_refile(struct fsm_inst *inst, const u64 *frames, u32 nr,
+			   const struct fsm_rb_pos *pos, const u64 *wrote,
+			   u32 nwrote, u32 nrec)
+{
+	u32 iid = inst->id, i, k;
+
+	for (i = 0; i < nr; i++) {
+		u64 id = frames[2 * i];
+		bool first = false;
+
+		if (!id || (i && frames[2 * i - 2] == id))
+			continue;
+		for (k = 0; k < nwrote; k++)
+			first |= wrote[k] == id;
+		if (first) {
+			(void)fsm_fileid_claim(id, inst->seq, pos->now - nrec, 0);
+			continue;
+		}
+		if (!fsm_fileid_claim(id, inst->seq, pos->now, pos->horizon))
+			continue;
+		if (fsm_fileid_write(id, fsm_ust_write_file_map,
+				     (void *)(unsigned long)iid))
+			fsm_ust_count(iid, FSM_UST_FILE_REDEFS);
+		else
+			fsm_fileid_unclaim(id, inst->seq, pos->now);
+	}
+}
+
+/* What fsm_ust_sweep_def() writes with. */
+struct fsm_ust_sweep_ctx {
+	struct fsm_inst *inst;
+	const struct fsm_rb_pos *pos;
+};
+
+/*
+ * fsm_def_fn of fsm_map_def_sweep() on the user map: the frames of a user
+ * stack id again (a definition-only user_stack record), and the file_map
+ * records of its files that are due. @w: the map's key words (ustack.h,
+ * FSM_UKEY_*). Context: as fsm_ust_redefine(), inside the map's insert
+ * window.
+ */
+static int fsm_ust_sweep_def(void *ctx, unsigned int id, unsigned int gen,
+			     const unsigned long long *w, unsigned int nw)
+{
+	struct fsm_ust_sweep_ctx *sc = ctx;
+	u64 meta = w[FSM_UKEY_META];
+	struct fsm_ust_rec d = {
+		.id = id,
+		.gen = gen,
+		.flags = (FSM_UKEY_META_FLAGS(meta) &
+			  (FSM_USF_IA32 | FSM_USF_TRUNCATED | FSM_USF_UNRELIABLE)) |
+			 FSM_USF_INLINE | FSM_USF_REDEF,
+		.stop = FSM_UKEY_META_STOP(meta),
+		.nr = nw > FSM_UKEY_HDR ? (nw - FSM_UKEY_HDR) / 2 : 0,
+		.frames = &w[FSM_UKEY_HDR],
+	};
+
+	if (!fsm_ust_write_user_stack(sc->inst->id, &d, NULL, NULL))
+		return 0;
+	fsm_ust_count(sc->inst->id, FSM_UST_REDEFS);
+	fsm_ust_refile(sc->inst, d.frames, d.nr, sc->pos, NULL, 0, 0);
+	return 1;
+}
+
+/* Most files of one delivery whose first-use file_map is remembered. */
+#define FSM_UST_WROTE_FILES	8
+
+/*
+ * After the user_stack record of a delivery (at position @pos of this
+ * CPU's buffer): write again, after it, the definitions that this CPU's
+ * buffer may overwrite before the stack's later uses: the stack's frames
+ * (a user_stack record with cookie 0, FSM_USF_INLINE | FSM_USF_REDEF) and
+ * the file_map records of its files, each when this CPU's last one is a
+ * horizon behind (fsm_map_def_claim(), fsm_fileid_claim()); then the
+ * sweep of the user map (fsm_map_def_sweep(): the ids used since their
+ * last definition here). @wrote: the files whose file_map the delivery
+ * wrote before the record (first use in the recording): they are stamped
+ * @nrec records back, the records this delivery wrote before the position
+ * was read, so no stamp is ahead of its record. Context: task work,
+ * preemption disabled since before the first record of the delivery (one
+ * CPU, one buffer).
+ */
+static void fsm_ust_redefine(struct fsm_inst *inst, const struct fsm_ust_rec *r,
+			     u32 nr, const struct fsm_rb_pos *pos,
+			     const u64 *wrote, u32 nwrote, u32 nrec)
+{
+	u32 iid = inst->id;
+	struct fsm_map *umap;
+
+	if (!pos->horizon)
+		return;
+	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
+	umap = smp_load_acquire(&inst->umap);
+	if (umap && r->id != FSM_USTACK_ID_NONE && r->gen == READ_ONCE(inst->ugen)) {
+		if (r->flags & FSM_USF_INLINE) {
+			/* the record carries the frames: stamp its position */
+			(void)fsm_map_def_claim(umap, r->id, r->gen, pos->now, 0);
+		} else if (fsm_map_def_claim(umap, r->id, r->gen, pos->now,
+					     pos->horizon)) {
+			struct fsm_ust_rec d = *r;
+
+			d.cookie = 0;
+			d.flags = (r->flags & (FSM_USF_IA32 | FSM_USF_TRUNCATED |
+					       FSM_USF_UNRELIABLE)) |
+				  FSM_USF_INLINE | FSM_USF_REDEF;
+			d.nr = nr;
+			if (fsm_ust_write_user_stack(iid, &d, NULL, NULL))
+				fsm_ust_count(iid, FSM_UST_REDEFS);
+			else
+				fsm_map_def_unclaim(umap, r->id, r->gen, pos->now);
+		}
+	}
+	fsm_ust_refile(inst, r->frames, nr, pos, wrote, nwrote, nrec);
+	if (umap) {
+		struct fsm_ust_sweep_ctx sc = { .inst = inst, .pos = pos };
+
+		fsm_map_def_sweep(umap, pos->now, pos->horizon, fsm_ust_sweep_def, &sc);
+	}
+}
+
+/*
+ * The user map's sweep on a CPU where no user stack is delivered.
+ *
+ * fsm_ust_redefine() sweeps the user map of the CPU it runs on, at each
+ * delivery. A CPU whose records are all kernel ones for a while (idle, a
+ * kernel thread, or tasks that asked no user stack) sees none, while its
+ * buffer moves on and drops the definitions that the last user stacks
+ * delivered there relied on. The capture path (any context, NMI
+ * included) cannot write those definitions itself: their file_map records
+ * are copied out of the file table under its spinlock. So, when it finds
+ * this CPU's user sweep half a round behind (fsm_ustack_sweep_kick(),
+ * fsm_map_def_sweep_lag()), it flags the instance in this CPU's sweeper
+ * and queues its irq_work, which queues the CPU's work item; the work, in
+ * task context on that CPU, runs the sweep as a delivery would, at the
+ * last position a record of the module read there (the sweep's ages then
+ * err young: nothing is defined that is not due). Half a round is a
+ * quarter of a horizon: a definition is then written again at most a
+ * horizon and three quarters after the one it replaces (87.5% of the
+ * buffer at the default redefine_pct), plus the time to the work; kicking
+ * earlier would wake a work item every few records on a quiet CPU of a
+ * small buffer (a round of 512 sets per half horizon).
+ */
+#define FSM_UST_SWEEP_LAG	128	/* 256ths of a round */
+/* def_sweep() calls of one catch-up (16 sets each, a round is 512) */
+#define FSM_UST_SWEEP_CALLS	64
+
+struct fsm_ust_sweeper {
+	struct irq_work iw;
+	struct work_struct work;
+	atomic64_t pending;	/* instance ids whose sweep is behind here */
+};
+
+/*
+ * Allocated at init, freed at exit; @fsm_ust_sweep_on says kicks are
+ * taken (written at init and exit, read by the kick).
+ */
+static struct fsm_ust_sweeper __percpu *fsm_ust_sweepers;
+static bool fsm_ust_sweep_on;
+
+/* Context: task, on the CPU whose stamps are swept, preemption disabled. */
+static void fsm_ust_sweep_here(struct fsm_inst *inst)
+{
+	struct fsm_inst_pcpu *pc = this_cpu_ptr(inst->pcpu);
+	struct fsm_rb_pos pos = {
+		.now = (u32)READ_ONCE(pc->rb.last) + READ_ONCE(pc->rb.base),
+		.horizon = READ_ONCE(pc->rb.horizon),
+	};
+	struct fsm_ust_sweep_ctx sc = { .inst = inst, .pos = &pos };
+	struct fsm_map *umap;
+	unsigned int i;
+
+	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
+	umap = smp_load_acquire(&inst->umap);
+	if (!umap || !pos.horizon)
+		return;
+	for (i = 0; i < FSM_UST_SWEEP_CALLS &&
+	     fsm_map_def_sweep_lag(umap, pos.now, pos.horizon); i++)
+		fsm_map_def_sweep(umap, pos.now, pos.horizon, fsm_ust_sweep_def, &sc);
+}
+
+/* The sweeper's work item. Context: task (system_wq, bound to its CPU). */
+static void fsm_ust_sweep_work(struct work_struct *work)
+{
+	struct fsm_ust_sweeper *s = container_of(work, struct fsm_ust_sweeper, work);
+	u64 mask = atomic64_xchg(&s->pending, 0);
+	struct fsm_inst *inst;
+	unsigned int iid;
+
+	for_each_set_bit(iid, (unsigned long *)&mask, FSM_UST_MAX_INST) {
+		inst = fsm_inst_get_by_id(iid);	/* RCU and a kref */
+		if (!inst)
+			continue;
+		preempt_disable_notrace();
+		/* a bound work runs elsewhere only once its CPU went offline */
+		if (this_cpu_ptr(fsm_ust_sweepers) == s)
+			fsm_ust_sweep_here(inst);
+		preempt_enable_notrace();
 		fsm_inst_put(inst);
+	}
+}
+
+/* Context: hard interrupt, on the CPU that queued it. */
+static void fsm_ust_sweep_irq(struct irq_work *iw)
+{
+	struct fsm_ust_sweeper *s = container_of(iw, struct fsm_ust_sweeper, iw);
+
+	queue_work_on(smp_processor_id(), system_wq, &s->work);
+}
+
+/**
+ * fsm_ustack_sweep_kick - have this CPU's user sweep of @inst run in task
+ * context if it is behind.
+ * @pos: the position of the record the caller just wrote on this CPU
+ *
+ * For the capture path (record.c), after its own kernel-map sweep: a
+ * per-CPU read of the sweep's place, and, once in half a round, an atomic
+ * OR and an irq_work (NMI-safe). Nothing when user stacks are off in the
+ * instance.
+ * Context: any, NMI included, preemption disabled.
+ */
+void notrace fsm_ustack_sweep_kick(struct fsm_inst *inst,
+				   const struct fsm_rb_pos *pos)
+{
+	struct fsm_ust_sweeper *s;
+	struct fsm_map *umap;
+
+	if (inst->id >= FSM_UST_MAX_INST || !pos->horizon ||
+	    !READ_ONCE(fsm_ust_sweep_on) || !READ_ONCE(fsm_ust_insts[inst->id].us_file))
+		return;
+	/* Pairs with smp_store_release() in fsm_ust_umap_alloc(). */
+	umap = smp_load_acquire(&inst->umap);
+	if (!umap || fsm_map_def_sweep_lag(umap, pos->now, pos->horizon) <
+		     FSM_UST_SWEEP_LAG)
+		return;
+	s = this_cpu_ptr(fsm_ust_sweepers);
+	if (!(atomic64_fetch_or(BIT_ULL(inst->id), &s->pending) & BIT_ULL(inst->id)))
+		irq_work_queue(&s->iw);
+}
+
+/**
+ * fsm_ust_sweepers_init - the per-CPU sweepers, taking kicks from now on.
+ * Context: task (init). Return: 0 or -ENOMEM.
+ */
+int fsm_ust_sweepers_init(void)
+{
+	int cpu;
+
+	fsm_ust_sweepers = alloc_percpu(struct fsm_ust_sweeper);
+	if (!fsm_ust_sweepers)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct fsm_ust_sweeper *s = per_cpu_ptr(fsm_ust_sweepers, cpu);
+
+		init_irq_work(&s->iw, fsm_ust_sweep_irq);
+		INIT_WORK(&s->work, fsm_ust_sweep_work);
+		atomic64_set(&s->pending, 0);
+	}
+	/*
+	 * Published to the kick, which reads it in any context: no probe of
+	 * the module is attached before user stacks are set up (init order).
+	 */
+	WRITE_ONCE(fsm_ust_sweep_on, true);
+	return 0;
+}
+
+/**
+ * fsm_ust_sweepers_exit - stop the kicks, wait for the sweepers, free
+ * them. Kicks run with preemption disabled: after the grace period none
+ * is left in flight, then no irq_work or work item can be queued again.
+ * Context: task (exit, or a failed init).
+ */
+void fsm_ust_sweepers_exit(void)
+{
+	int cpu;
+
+	if (!fsm_ust_sweepers)
+		return;
+	WRITE_ONCE(fsm_ust_sweep_on, false);
+	synchronize_rcu();
+	for_each_possible_cpu(cpu) {
+		struct fsm_ust_sweeper *s = per_cpu_ptr(fsm_ust_sweepers, cpu);
+
+		irq_work_sync(&s->iw);
+		cancel_work_sync(&s->work);
+	}
+	free_percpu(fsm_ust_sweepers);
+	fsm_ust_sweepers = NULL;
 }
 
 /* Serve one instance. Context: the walk work. */
-static void fsm_ust_deliver_one(const struct fsm_ust_stack *stk, u32 inst,
+static void fsm_ust_deliver_one(const struct fsm_ust_stack *stk, u32 iid,
 				u64 cookie, u16 flags)
 {
-	struct fsm_ust_inst *ui = &fsm_ust_insts[inst];
+	struct fsm_ust_inst *ui = &fsm_ust_insts[iid];
 	u32 epoch = atomic_read(&ui->epoch);
 	u32 nr = min_t(u32, stk->nr, FSM_USTACK_MAX_RECORD_FRAMES);
 	const u64 *fr = fsm_ust_frames(stk);
@@ -229,28 +520,50 @@ static void fsm_ust_deliver_one(const struct fsm_ust_stack *stk, u32 inst,
 		.stop = stk->stop,
 		.frames = fr,
 	};
+	u64 wrote[FSM_UST_WROTE_FILES];
+	u32 nwrote = 0, nrec = 0;
+	struct fsm_rb_pos pos;
+	struct fsm_inst *inst;
 	unsigned int i;
+	bool ok;
 
 	if (!READ_ONCE(ui->us_file))
 		return;		/* user_stack is off here: nothing to write */
 	if (nr < stk->nr)
 		r.flags |= FSM_USF_TRUNCATED;
+	inst = fsm_inst_get_by_id(iid);	/* RCU and a kref: does not sleep */
+	/*
+	 * One CPU from the first record of the delivery to the last, so that
+	 * the positions and stamps of fsm_ust_redefine() are those of the
+	 * buffer the records went to.
+	 */
+	preempt_disable_notrace();
 	for (i = 0; i < nr; i++) {
 		u64 id = fr[2 * i];
 
 		if (!id || (i && fr[2 * i - 2] == id))
 			continue;
-		fsm_fileid_emit(id, inst, epoch, fsm_ust_write_file_map,
-				(void *)(unsigned long)inst);
+		if (fsm_fileid_emit(id, iid, epoch, fsm_ust_write_file_map,
+				    (void *)(unsigned long)iid)) {
+			nrec++;
+			if (nwrote < FSM_UST_WROTE_FILES)
+				wrote[nwrote++] = id;
+		}
 	}
 	/* an empty stack has no id: nothing to deduplicate */
 	if (nr)
 		fsm_ust_get_id(stk, inst, nr, epoch, &r);
 	if (r.flags & (FSM_USF_INLINE | FSM_USF_FALLBACK))
 		r.nr = nr;
-	if (!fsm_ust_write_user_stack(inst, &r)) {
+	ok = fsm_ust_write_user_stack(iid, &r, inst, &pos);
+	if (ok && inst)
+		fsm_ust_redefine(inst, &r, nr, &pos, wrote, nwrote, nrec + 1);
+	preempt_enable_notrace();
+	if (inst)
+		fsm_inst_put(inst);
+	if (!ok) {
 		if (r.flags & FSM_USF_INLINE) {
-			fsm_ust_count(inst, FSM_UST_INLINE_LOST);
+			fsm_ust_count(iid, FSM_UST_INLINE_LOST);
 			/*
 			 * The id's first appearance did not reach the trace:
 			 * a new epoch, so that ids (and file_map records) go
@@ -261,13 +574,13 @@ static void fsm_ust_deliver_one(const struct fsm_ust_stack *stk, u32 inst,
 		}
 		return;
 	}
-	fsm_ust_count(inst, FSM_UST_DELIVERED);
+	fsm_ust_count(iid, FSM_UST_DELIVERED);
 	if (!stk->nr)
-		fsm_ust_count(inst, FSM_UST_EMPTY);
+		fsm_ust_count(iid, FSM_UST_EMPTY);
 	if (r.flags & FSM_USF_INLINE)
-		fsm_ust_count(inst, FSM_UST_INLINE);
+		fsm_ust_count(iid, FSM_UST_INLINE);
 	if (r.flags & FSM_USF_FALLBACK)
-		fsm_ust_count(inst, FSM_UST_FALLBACK);
+		fsm_ust_count(iid, FSM_UST_FALLBACK);
 	atomic64_inc(&ui->empty[stk->reason < FSM_URS_NR ? stk->reason : 0]);
 }
 
@@ -297,8 +610,28 @@ void fsm_ustack_write_reset(struct fsm_inst *inst, u32 gen)
 		.flags = FSM_USF_RESET,
 	};
 
-	if (inst->id < FSM_UST_MAX_INST)
-		fsm_ust_write_user_stack(inst->id, &r);
+	if (inst->id < FSM_UST_MAX_INST) {
+		preempt_disable_notrace();
+		fsm_ust_write_user_stack(inst->id, &r, NULL, NULL);
+		preempt_enable_notrace();
+	}
+}
+
+/**
+ * fsm_ustack_redefine - user stack ids and file_map records of an instance
+ * go out with their definitions again at their next use, as at the start
+ * of a recording (a new user epoch; `echo redefine > stack_map`).
+ * Context: any. A plain value compared by the map and fileid.c.
+ */
+void fsm_ustack_redefine(struct fsm_inst *inst)
+{
+	struct fsm_ust_inst *ui;
+
+	if (inst->id >= FSM_UST_MAX_INST)
+		return;
+	ui = &fsm_ust_insts[inst->id];
+	if (!atomic_inc_return(&ui->epoch))
+		atomic_inc(&ui->epoch);	/* 0 means "never inline" */
 }
 
 /* ---- the trace file: user frames under each user_stack record ---- */

@@ -146,6 +146,8 @@ enum fsm_ust_stat {
 	FSM_UST_QUEUE_FAILED,	/* walk could not be queued: entry ended, no stack */
 	FSM_UST_SAME_REGS,	/* refused: too many entries in a row, same registers */
 	FSM_UST_SELF,		/* refused: the walk work's own events after its entry */
+	FSM_UST_REDEFS,		/* user_stack definitions written again (REDEF) */
+	FSM_UST_FILE_REDEFS,	/* file_map records written again on a CPU */
 	FSM_UST_NR_STATS
 };
 
@@ -228,6 +230,8 @@ unsigned int fsm_ust_walk(void *ctx, unsigned long long *entries,
 
 /* ustack_deliver.c */
 int fsm_ust_events_check(void);
+int fsm_ust_sweepers_init(void);
+void fsm_ust_sweepers_exit(void);
 void fsm_ust_deliver(const struct fsm_ust_stack *stk, u64 cookie, u64 mask,
 		     u16 flags);
 

@@ -611,6 +611,9 @@ int fsm_ustack_init(void)
 	ret = fsm_fileid_init();
 	if (ret)
 		return ret;
+	ret = fsm_ust_sweepers_init();
+	if (ret)
+		goto fail;
 	ret = fsm_ust_table_init();
 	if (ret)
 		goto fail;
@@ -640,6 +643,7 @@ int fsm_ustack_init(void)
 fail:
 	fsm_ust_free_works();
 	fsm_ust_table_exit();
+	fsm_ust_sweepers_exit();
 	fsm_fileid_exit();
 	return ret;
 }
@@ -675,6 +679,8 @@ void fsm_ustack_exit(void)
 	/* hand-offs still in the per-CPU queues reach task_work_add() */
 	for_each_possible_cpu(cpu)
 		irq_work_sync(&per_cpu(fsm_ust_nmiq, cpu).work);
+	/* and the user sweeps handed to task context (no kick after the above) */
+	fsm_ust_sweepers_exit();
 	for (i = 0; i < fsm_ust_nslots; i++) {
 		struct fsm_ust_slot *slot = &fsm_ust_slots[i];
 

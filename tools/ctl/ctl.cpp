@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
@@ -27,7 +28,7 @@ const std::vector<Group> &groups()
 			 "max_depth", "arena_used", "arena_size", "memory_bytes",
 			 "generation", "resets"}},
 		{"lookups", {"requests", "hits", "inserts", "hit_rate", "lost_races", "drops"}},
-		{"records", {"records", "inline_emits", "fallbacks", "truncated",
+		{"records", {"records", "inline_emits", "redefinitions", "fallbacks", "truncated",
 			     "records_lost", "inline_lost", "nested_dropped",
 			     "trigger_no_verdict"}},
 	};
@@ -242,6 +243,72 @@ std::vector<std::string> split_events(const std::string &s)
 	if (!cur.empty())
 		v.push_back(cur);
 	return v;
+}
+
+ExtractPaths extract_paths(const std::string &out, int ncpus)
+{
+	ExtractPaths p;
+	p.map = out + ".fsmb";
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		p.cpu_files.push_back(out + ".cpu" + std::to_string(cpu));
+		p.top_files.push_back(out + ".top.cpu" + std::to_string(cpu));
+	}
+	return p;
+}
+
+CpuStats parse_cpu_stats(const std::string &text)
+{
+	CpuStats st;
+	std::istringstream in(text);
+	std::string l;
+	bool entries = false, overrun = false;
+	while (std::getline(in, l)) {
+		size_t c = l.find(": ");
+		if (c == std::string::npos)
+			continue;
+		const std::string k = l.substr(0, c), v = l.substr(c + 2);
+		char *end = nullptr;
+		unsigned long long n = strtoull(v.c_str(), &end, 10);
+		if (end == v.c_str())
+			continue;
+		if (k == "entries") {
+			st.entries = n;
+			entries = true;
+		} else if (k == "overrun") {
+			st.overrun = n;
+			overrun = true;
+		} else if (k == "bytes") {
+			st.bytes = n;
+		} else if (k == "read events") {
+			st.read = n;
+		}
+	}
+	st.ok = entries && overrun;
+	return st;
+}
+
+std::string extract_summary(const std::string &where, const std::string &out,
+			    const std::string &map, const std::vector<CpuStats> &cpus,
+			    const smr::Fsmb &snap)
+{
+	std::ostringstream o;
+	unsigned long long held = 0, lost = 0;
+	bool known = true;
+	for (const CpuStats &c : cpus) {
+		held += c.entries;
+		lost += c.overrun;
+		known &= c.ok;
+	}
+	o << "extracted " << where << " to " << out;
+	if (known)
+		o << ": " << held << " events on " << cpus.size() << " CPUs ("
+		  << lost << " overwritten before)";
+	o << "\nits stack map to " << map << ": generation " << snap.generation << ", "
+	  << snap.kstacks.size() << " kernel stacks, " << snap.ustacks.size()
+	  << " user stacks, " << snap.files.size() << " files\n"
+	  << where << " and its map are in place"
+	  << (where == "the top level" ? "" : " (recording as before)") << "\n";
+	return o.str();
 }
 
 } /* namespace smctl */

@@ -9,7 +9,9 @@
  *    stack_map_bin snapshots (decoded by smr::fsmb_decode), ordered hottest
  *    first, for `stackmap-ctl top`;
  *  - kmsg_module_lines(): the module's lines among /dev/kmsg records, the
- *    reason shown when the module refuses a write.
+ *    reason shown when the module refuses a write;
+ *  - extract's file names, the ring buffer's per_cpu/cpuN/stats, and its
+ *    summary (`stackmap-ctl extract`).
  */
 #ifndef STACKMAP_CTL_CTL_H
 #define STACKMAP_CTL_CTL_H
@@ -72,6 +74,30 @@ std::vector<std::string> kmsg_module_lines(const std::string &records);
 
 /* Split an event list (blanks, commas, newlines) into tokens. */
 std::vector<std::string> split_events(const std::string &s);
+
+/* The files of `extract -o OUT`: the snapshot beside OUT (OUT.fsmb), and
+ * the temporary per-CPU data files (OUT.cpuN; OUT.top.cpuN, the empty top
+ * level of an instance's trace.dat). */
+struct ExtractPaths {
+	std::string map;
+	std::vector<std::string> cpu_files, top_files;
+};
+ExtractPaths extract_paths(const std::string &out, int ncpus);
+
+/* per_cpu/cpuN/stats of a ring buffer: what it holds and lost. */
+struct CpuStats {
+	unsigned long long entries = 0;	/* records held */
+	unsigned long long overrun = 0;	/* overwritten (overwrite mode) */
+	unsigned long long bytes = 0;
+	unsigned long long read = 0;	/* "read events": consumed */
+	bool ok = false;		/* entries and overrun were there */
+};
+CpuStats parse_cpu_stats(const std::string &text);
+
+/* What extract says it did. */
+std::string extract_summary(const std::string &where, const std::string &out,
+			    const std::string &map, const std::vector<CpuStats> &cpus,
+			    const smr::Fsmb &snap);
 
 } /* namespace smctl */
 

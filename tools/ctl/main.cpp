@@ -10,13 +10,15 @@
  *   stackmap-ctl [-B INSTANCE] reset
  *   stackmap-ctl [-B INSTANCE] save FILE
  *   stackmap-ctl [-B INSTANCE] top [-d SECS] [-n N] [--batch [--iterations K]]
+ *   stackmap-ctl [-B INSTANCE] extract -o FILE
  *
  * Every tracefs file is read and written through libtracefs
- * (tracefs_io.cpp); the only other files are /dev/kmsg (the module's
- * reason for a refused write), /proc/kallsyms (top's kernel symbols,
- * through libtraceevent) and the snapshot FILE. The commands are in
- * commands.cpp and top.cpp (the curses screen); this file parses the
- * command line and dispatches. Exit status: 0 done, 1 error, 2 bad usage.
+ * (tracefs_io.cpp), and the ring buffer by libtracecmd (extract.cpp); the
+ * only other files are /dev/kmsg (the module's reason for a refused
+ * write), /proc/kallsyms (top's kernel symbols, through libtraceevent)
+ * and the files written. The commands are in commands.cpp, top.cpp (the
+ * curses screen) and extract.cpp; this file parses the command line and
+ * dispatches. Exit status: 0 done, 1 error, 2 bad usage.
  */
 #include <getopt.h>
 
@@ -58,9 +60,16 @@ const char *const kUsage =
 	"  top [-d SECS] [-n N]        live view of the hottest kernel stacks by hits per\n"
 	"                              interval (default -d 2 -n 20); q quits. --batch:\n"
 	"                              plain text, --iterations K screens (default 1)\n"
+	"  extract -o FILE             the flight recorder's read-out: a trace.dat FILE of\n"
+	"                              what the ring buffer holds now (read, so consumed,\n"
+	"                              as by trace-cmd extract; tracing_on is 0 while it\n"
+	"                              is read) and its stack_map_bin in FILE.fsmb. The\n"
+	"                              instance, its events, options and map stay (unlike\n"
+	"                              trace-cmd extract -B, which removes the instance)\n"
 	"\n"
 	"options:\n"
 	"  -B, --instance NAME         the tracefs instance (default: top level)\n"
+	"  -o, --output FILE           (extract) the trace.dat to write\n"
 	"  -h, --help                  this text\n"
 	"      --version               the version (dkms.conf's, the module's) and,\n"
 	"                              when built from git, 'git describe'\n"
@@ -91,13 +100,14 @@ int main(int argc, char **argv)
 		{"iterations", required_argument, nullptr, O_ITER},
 		{"delay", required_argument, nullptr, 'd'},
 		{"rows", required_argument, nullptr, 'n'},
+		{"output", required_argument, nullptr, 'o'},
 		{"version", no_argument, nullptr, O_VERSION},
 		{nullptr, 0, nullptr, 0},
 	};
 	Options o;
 	std::vector<std::string> seen;	/* command-specific options given */
 	int c;
-	while ((c = getopt_long(argc, argv, "B:hd:n:", longopts, nullptr)) != -1) {
+	while ((c = getopt_long(argc, argv, "B:hd:n:o:", longopts, nullptr)) != -1) {
 		char *end = nullptr;
 		switch (c) {
 		case 'B':
@@ -128,6 +138,12 @@ int main(int argc, char **argv)
 				return usage_error(std::string("-d '") + optarg +
 						   "': expected seconds, 0.1..3600");
 			seen.push_back("-d");
+			break;
+		case 'o':
+			o.output = optarg;
+			if (o.output.empty())
+				return usage_error("-o needs a file name");
+			seen.push_back("-o");
 			break;
 		case 'n':
 			o.rows = int(strtol(optarg, &end, 10));
@@ -161,6 +177,7 @@ int main(int argc, char **argv)
 		{"reset", cmd_reset, {}, 0, 0, false},
 		{"save", cmd_save, {}, 1, 1, false},
 		{"top", cmd_top, {"-d", "-n", "--batch", "--iterations"}, 0, 0, false},
+		{"extract", cmd_extract, {"-o"}, 0, 0, false},
 	};
 	for (const Cmd &k : cmds) {
 		if (o.cmd != k.name)
@@ -178,6 +195,8 @@ int main(int argc, char **argv)
 							   : o.cmd + " takes no arguments");
 		if (o.remove && o.instance.empty())
 			return usage_error("--remove needs -B INSTANCE (the top level stays)");
+		if (o.cmd == "extract" && o.output.empty())
+			return usage_error("extract needs -o FILE");
 		Ctx ctx;
 		if (int r = open_ctx(o, k.create, &ctx))
 			return r;

@@ -14,6 +14,7 @@ namespace smctl {
 struct Options {
 	std::string instance;	/* "" = top level */
 	std::string cmd;
+	std::string output;	/* extract -o FILE */
 	std::vector<std::string> args;
 	bool user = false, remove = false, raw = false, batch = false;
 	double interval = 2.0;

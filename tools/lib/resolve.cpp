@@ -227,6 +227,18 @@ const FileInfo *Resolver::file(uint64_t file_id) const
 	return it == files_.end() ? nullptr : &it->second;
 }
 
+size_t Resolver::missing_files(const std::vector<UFrame> &frames) const
+{
+	constexpr uint64_t kNotFile = FSM_UFR_ANON | FSM_UFR_VDSO | FSM_UFR_NOVMA |
+				      FSM_UFR_SPECIAL;
+	std::set<uint64_t> missing;
+
+	for (const auto &[id, w] : frames)
+		if (id && !(w & kNotFile) && !files_.count(id))
+			missing.insert(id);
+	return missing.size();
+}
+
 const char *compat_name(uint16_t e_machine)
 {
 	switch (e_machine) {

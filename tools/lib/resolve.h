@@ -16,8 +16,10 @@
  * Two passes. Pass 1 adds every definition (stack_def, stack_reset, inline
  * user_stack records, file_map, snapshots); finish() then keys them. Pass 2
  * asks for the stack of each id record: a definition written after its
- * first use (another CPU, a moment later) is found as well. What has no
- * definition anywhere is reported unresolved, never guessed.
+ * first use (another CPU, a moment later, or written again by the module
+ * after later uses: REDEF stack_def and definition-only user_stack records)
+ * is found as well, so the position of a definition never matters. What
+ * has no definition anywhere is reported unresolved, never guessed.
  *
  * A buffer without stack_def and stack_reset records (a recording of
  * stackmap:stack_id alone) tells no full generation: its ids carry only
@@ -131,6 +133,12 @@ public:
 	KernelResult kernel(int buf, uint64_t ts, uint32_t stack_id) const;
 	UserResult user(int buf, uint64_t cookie) const;
 	const FileInfo *file(uint64_t file_id) const;
+	/*
+	 * The frames of a user stack that name a file the trace (file_map
+	 * records, snapshots) does not describe: file-backed frames only
+	 * (not anonymous, vdso, special or unmapped ones), each file once.
+	 */
+	size_t missing_files(const std::vector<UFrame> &frames) const;
 
 	/* generations (full) that the ids of buffer buf name */
 	bool buffer_has_generation(int buf, uint64_t generation) const;

@@ -36,7 +36,8 @@ public:
 	{
 		std::cout << "records: " << t.records << "\n"
 			  << "unresolved: " << t.unresolved << "\n"
-			  << "user_unresolved: " << t.user_unresolved << "\n";
+			  << "user_unresolved: " << t.user_unresolved << "\n"
+			  << "file_unresolved: " << t.file_unresolved << "\n";
 		for (const auto &[ev, e] : stats_) {
 			std::cout << "\nevent " << ev << ": " << e.total << " records, "
 				  << e.stacks.size() << " stacks, " << e.unresolved
@@ -79,7 +80,10 @@ void help_stats()
 {
 	std::cout << "usage: stackmap-report stats [OPTIONS]\n\n"
 		     "Per source event: records, unresolved, and the top stacks with\n"
-		     "their counts and shares; several inputs add up.\n\n"
+		     "their counts and shares; several inputs add up. The totals first:\n"
+		     "records, unresolved (kernel stacks), user_unresolved (user stacks)\n"
+		     "and file_unresolved (user stacks naming a file that no file_map\n"
+		     "record describes).\n\n"
 		  << kTraceOpts
 		  << "      --top N           stacks per event (default 10, 0: all)\n"
 		     "      --by-host         stacks start with the host of their trace\n";

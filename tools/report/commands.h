@@ -25,6 +25,8 @@ struct Totals {
 	uint64_t records = 0;		/* id records that passed the filters */
 	uint64_t unresolved = 0;	/* ... whose kernel stack is unresolved */
 	uint64_t user_unresolved = 0;	/* ... whose user stack is unresolved */
+	uint64_t file_unresolved = 0;	/* ... whose user stack names a file no
+					 * file_map record describes */
 	uint64_t first_ts = 0, last_ts = 0;
 };
 

@@ -324,6 +324,8 @@ int run_one(const Options &o, const std::string &input, size_t index, TraceComma
 		tot.records++;
 		tot.unresolved += !s.fallback && s.k.status != Status::OK;
 		tot.user_unresolved += s.has_user && s.u.status == Status::UNRESOLVED;
+		tot.file_unresolved += s.has_user && s.u.status == Status::OK &&
+				       res.missing_files(*s.u.frames) > 0;
 		if (!tot.first_ts || x.ts < tot.first_ts)
 			tot.first_ts = x.ts;
 		tot.last_ts = std::max(tot.last_ts, x.ts);
@@ -361,7 +363,8 @@ int run_trace(const Options &o, TraceCommandFactory make)
 		return rc;
 	std::cerr << "stackmap-report: " << tot.records << " id records, " << tot.unresolved
 		  << " unresolved kernel stacks, " << tot.user_unresolved
-		  << " unresolved user stacks\n";
+		  << " unresolved user stacks, " << tot.file_unresolved
+		  << " user stacks naming an undescribed file\n";
 	return 0;
 }
 

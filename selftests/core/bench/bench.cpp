@@ -237,6 +237,55 @@ HitResult bench_hits(const StackSet &set, const std::vector<uint32_t> &seq, int 
 	return res;
 }
 
+/*
+ * The capture path's lookup as the kernel makes it for every id record: a
+ * hit, then fsm_map_def_claim() for the id at the next buffer position
+ * (a horizon of 1 << 30 positions, longer than the run: due only when
+ * this CPU has no stamp of the id, i.e. first use or an evicted stamp),
+ * against the hit alone, interleaved. Also the claims that were due per 1000 hits in the timed
+ * passes, after a warm-up pass: the evictions that 4096 Zipf stacks cause
+ * in the per-CPU stamp table (each would cost a stack_def in a trace).
+ */
+struct ClaimResult {
+	double hit_ns, hit_claim_ns, due_per_1k;
+};
+
+ClaimResult bench_claims(const StackSet &set, const std::vector<uint32_t> &seq, int reps)
+{
+	fsm_map *m = make_ours(14);
+	unsigned now = 0;
+	u64 due = 0, calls = 0;
+
+	for (size_t i = 0; i < set.size(); i++) {
+		fsm_insert_result r{};
+		if (fsm_map_insert(m, set.ips(i), set.nr[i], 1, &r)) {
+			fprintf(stderr, "populate failed at %zu\n", i);
+			exit(1);
+		}
+	}
+	auto claim = [&](uint32_t i) -> u64 {
+		fsm_insert_result r;
+		if (__builtin_expect(fsm_map_insert(m, set.ips(i), set.nr[i], 1, &r), 0))
+			abort();
+		const int d = fsm_map_def_claim(m, r.id, r.generation, now += 2, 1u << 30);
+		due += d;
+		calls++;
+		return r.id + d;
+	};
+	time_pass(seq, claim);	/* warm up: every id's first use */
+	due = calls = 0;
+	Pair p = time_pair(seq, reps,
+		[&](uint32_t i) -> u64 {
+			fsm_insert_result r;
+			if (__builtin_expect(fsm_map_insert(m, set.ips(i), set.nr[i], 1, &r), 0))
+				abort();
+			return r.id;
+		},
+		claim);
+	fsm_map_destroy(m);
+	return {p.a_best, p.b_best, 1000.0 * double(due) / double(calls)};
+}
+
 /* Throughput of @threads threads hammering one hot stack, ops/ns. */
 template <typename F>
 double hot_throughput(unsigned threads, u64 ops_per_thread, F &&op)
@@ -402,6 +451,13 @@ int main(int argc, char **argv)
 	printf("speedup_vs_seed=%.2f\n", h16.seed / h16.ours);
 	printf("hit_ns_16_median=%.1f\n", h16.ours_median);
 	printf("seed_hit_ns_16_median=%.1f\n", h16.seed_median);
+
+	/* 1b. The same hits, each with its definition claim (the kernel's). */
+	ClaimResult cl = bench_claims(s16, seq, reps);
+	printf("hit_ns_16_again=%.1f\n", cl.hit_ns);
+	printf("hit_claim_ns_16=%.1f\n", cl.hit_claim_ns);
+	printf("def_claim_cost_ratio=%.2f\n", cl.hit_claim_ns / cl.hit_ns);
+	printf("def_claims_due_per_1k=%.1f\n", cl.due_per_1k);
 
 	/* 2. Hit path, depths 8..32. */
 	StackSet smix = make_stacks(nstacks, 8, 32, 3);

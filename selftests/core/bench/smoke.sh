@@ -11,6 +11,7 @@ out=$("$@" --quick) || { echo "smoke: '$*' exited $?"; printf '%s\n' "$out"; exi
 printf '%s\n' "$out"
 bad=0
 for name in cpus cpu_source hit_ns_16 seed_hit_ns_16 speedup_vs_seed \
+	hit_claim_ns_16 def_claim_cost_ratio def_claims_due_per_1k \
 	hit_ns_mixed seed_hit_ns_mixed speedup_vs_seed_mixed \
 	hot_hit_ns_16 seed_hot_hit_ns_16 insert_ns_mixed seed_insert_ns_mixed \
 	hot_2t_scaling seed_hot_2t_scaling collide_2t_scaling \

@@ -127,3 +127,42 @@ TEST(Events, Split)
 	EXPECT_EQ(v[2], "!sched:*");
 	EXPECT_TRUE(split_events(" \n").empty());
 }
+
+/* per_cpu/cpuN/stats as 6.1 writes it. */
+TEST(Extract, CpuStats)
+{
+	const char *text = "entries: 1430\noverrun: 185808\ncommit overrun: 0\n"
+			   "bytes: 66132\noldest event ts:    10.054771\n"
+			   "now ts:    10.220556\ndropped events: 0\nread events: 12\n";
+	CpuStats st = parse_cpu_stats(text);
+	EXPECT_TRUE(st.ok);
+	EXPECT_EQ(st.entries, 1430u);
+	EXPECT_EQ(st.overrun, 185808u);	/* not "commit overrun" */
+	EXPECT_EQ(st.bytes, 66132u);
+	EXPECT_EQ(st.read, 12u);
+	EXPECT_FALSE(parse_cpu_stats("").ok);
+	EXPECT_FALSE(parse_cpu_stats("entries: x\noverrun: 3\n").ok);
+}
+
+TEST(Extract, PathsAndSummary)
+{
+	ExtractPaths p = extract_paths("/tmp/fr.dat", 2);
+	EXPECT_EQ(p.map, "/tmp/fr.dat.fsmb");
+	EXPECT_EQ(p.cpu_files, (std::vector<std::string>{"/tmp/fr.dat.cpu0", "/tmp/fr.dat.cpu1"}));
+	EXPECT_EQ(p.top_files[1], "/tmp/fr.dat.top.cpu1");
+
+	smr::Fsmb snap;
+	snap.generation = 3;
+	snap.kstacks.resize(5);
+	CpuStats a = parse_cpu_stats("entries: 10\noverrun: 100\n");
+	CpuStats b = parse_cpu_stats("entries: 20\noverrun: 0\n");
+	std::string s = extract_summary("instance 'fr'", "fr.dat", "fr.dat.fsmb", {a, b}, snap);
+	EXPECT_NE(s.find("extracted instance 'fr' to fr.dat: 30 events on 2 CPUs "
+			 "(100 overwritten before)"), std::string::npos) << s;
+	EXPECT_NE(s.find("fr.dat.fsmb: generation 3, 5 kernel stacks"), std::string::npos) << s;
+	EXPECT_NE(s.find("instance 'fr' and its map are in place (recording as before)"),
+		  std::string::npos) << s;
+	/* stats unknown: no event counts */
+	s = extract_summary("the top level", "t.dat", "t.dat.fsmb", {CpuStats{}}, snap);
+	EXPECT_EQ(s.find("events on"), std::string::npos) << s;
+}

@@ -126,6 +126,56 @@ TEST(Resolve, UserByCookie)
 	EXPECT_EQ(r.user(0, 0x9999).status, Status::MISSING);
 }
 
+/*
+ * The module writes definitions again when its buffer may drop the last
+ * one (redefine_pct): a REDEF stack_def after the use, and a
+ * definition-only user_stack (cookie 0, INLINE | REDEF) that names no
+ * event. Both resolve uses before and after them, in any buffer order.
+ */
+TEST(Resolve, Redefinitions)
+{
+	Resolver r;
+	r.add_def(0, 500, sid(1, 7), FSM_SID_F_REDEF, {0x70, 0x71});
+	UserStackRec use;	/* its inline definition was overwritten */
+	use.cookie = 0x3000;
+	use.ustack_id = 9;
+	use.gen = 1;
+	r.add_user_stack(0, 100, use);
+	UserStackRec redef;
+	redef.cookie = 0;
+	redef.ustack_id = 9;
+	redef.gen = 1;
+	redef.flags = FSM_USF_INLINE | FSM_USF_REDEF | FSM_USF_IA32;
+	redef.frames = {{0xf1, 0x10}, {0xf2, 0x20}};
+	r.add_user_stack(0, 400, redef);
+	r.finish();
+	auto k = r.kernel(0, 100, sid(1, 7));
+	ASSERT_EQ(k.status, Status::OK);
+	EXPECT_EQ(*k.ips, (std::vector<uint64_t>{0x70, 0x71}));
+	EXPECT_FALSE(k.truncated);
+	auto u = r.user(0, 0x3000);
+	ASSERT_EQ(u.status, Status::OK);
+	EXPECT_EQ(*u.frames, redef.frames);
+	EXPECT_TRUE(u.ia32);
+	EXPECT_EQ(r.user(0, 0).status, Status::MISSING);	/* it names no event */
+}
+
+/* Files a user stack names that no file_map record describes. */
+TEST(Resolve, MissingFiles)
+{
+	Resolver r;
+	r.add_file_map(0, 1, 0xa, "/bin/a", "");
+	r.finish();
+	std::vector<UFrame> fr = {
+		{0xa, 0x10}, {0xb, 0x20}, {0xb, 0x30},	/* b twice: one file */
+		{0, 0x40 | FSM_UFR_VDSO}, {0, 0x7f00 | FSM_UFR_ANON},
+		{0xc, 0x50}};
+	EXPECT_EQ(r.missing_files(fr), 2u);
+	r.add_file_map(0, 2, 0xb, "/bin/b", "");	/* pass 1 and 2 may mix in tests */
+	EXPECT_EQ(r.missing_files(fr), 1u);
+	EXPECT_EQ(r.missing_files({}), 0u);
+}
+
 TEST(Resolve, FileMapLatestKeepsBuildId)
 {
 	Resolver r;
