@@ -94,9 +94,11 @@ NOKPROBE_SYMBOL(fsm_probe_pre);
  * the source event's: the instance's buffer took exactly one record
  * since fsm_probe_pre() of this call, plus the stack records the kernel
  * adds after every record of the instance while options/stacktrace
- * (a kernel_stack) or options/userstacktrace (a user_stack, not in NMI)
- * is set, which readers skip when they pair (ftrace_trace_stack() and
- * ftrace_trace_userstack(), called by the commit). Anything else and the
+ * (a kernel_stack) or options/userstacktrace (a user_stack, not in NMI,
+ * and only on kernels with CONFIG_USER_STACKTRACE_SUPPORT: Debian's arm64
+ * 6.1 accepts the option and writes nothing) is set, which readers skip
+ * when they pair (ftrace_trace_stack() and ftrace_trace_userstack(),
+ * called by the commit). Anything else and the
  * id record could follow a record that is not its own:
  * - nothing written: the kernel's probe wrote no record (a reservation
  *   refused for a record longer than a page takes, tracing off or the
@@ -129,7 +131,8 @@ static bool notrace fsm_probe_paired(struct fsm_src *src, unsigned int level)
 		return false;
 	opts = fsm_kl_tr_flags(src->tr);
 	want = 1 + !!(opts & FSM_KL_TR_STACKTRACE) +
-	       (!!(opts & FSM_KL_TR_USERSTACKTRACE) && !in_nmi());
+	       (IS_ENABLED(CONFIG_USER_STACKTRACE_SUPPORT) &&
+		(opts & FSM_KL_TR_USERSTACKTRACE) && !in_nmi());
 	return n - p->count == want;
 }
 
