@@ -226,6 +226,45 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 	pos->horizon = READ_ONCE(pc->rb.horizon);
 }
 
+/**
+ * fsm_rb_written - the count of records committed to a ring buffer on a
+ * CPU since the buffer was last reset.
+ * @buffer: an instance's ring buffer, valid while preemption stays off
+ * @cpu:    this CPU
+ * @n:      set to the count
+ *
+ * The ring buffer's own count of commits (cpu_buffer->entries, which
+ * every commit increments, a discarded reservation does not, and only a
+ * reset lowers) is not exported; it is entries + overrun + read of the
+ * exported calls, as in fsm_rb_position(). A reader on another CPU moves
+ * read, and an interrupt's write on this CPU may move overrun, between
+ * those calls: the sum is taken only when overrun and read were the
+ * same before and after ring_buffer_entries_cpu(), which returns
+ * entries - overrun - read. Both only grow between resets, so equal
+ * values around the call are the values it used. At most three tries.
+ * NMI: the calls read counters (a cpumask test and loads, no lock).
+ * Context: preemption disabled, any context. Return: false if no
+ * consistent count was read (@n unset).
+ */
+bool notrace fsm_rb_written(struct trace_buffer *buffer, int cpu,
+			    unsigned long *n)
+{
+	unsigned long o, r, e;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		o = ring_buffer_overrun_cpu(buffer, cpu);
+		r = ring_buffer_read_events_cpu(buffer, cpu);
+		e = ring_buffer_entries_cpu(buffer, cpu);
+		if (o == ring_buffer_overrun_cpu(buffer, cpu) &&
+		    r == ring_buffer_read_events_cpu(buffer, cpu)) {
+			*n = e + o + r;
+			return true;
+		}
+	}
+	return false;
+}
+
 /*
  * fsm_emit_id - the id record of one source event: stack_id (16 bytes in
  * the ring buffer) or, with a user-stack cookie, stack_id_user (24).

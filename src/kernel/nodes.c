@@ -97,16 +97,19 @@ static u64 fsm_src_sum(struct fsm_src *src, size_t off)
 /*
  * The per-source section, last: "source_patterns: P" (the standing
  * patterns, empty if none), then one line per chosen source event,
- * "source SYS:EV: hits=H filtered=F records=R drops=D no_verdict=N"
- * (hits: source records kept; filtered: discarded by the event's filter,
- * soft disable or pid filter; records: id records written for it; drops:
- * hits that wrote none; no_verdict: records judged whose post call found
- * no verdict, e.g. a uprobe task preempted in between: no id record).
- * Counts since the source was chosen; the tracepoint-probe path (no
- * trigger layouts) counts as filtered the events that fired soft-disabled,
- * pid-filtered or while the instance's buffer took no writes, as
- * no_verdict those that fired while the event had a filter or a
- * conditional trigger (it cannot see their decision: src_probe.c).
+ * "source SYS:EV: hits=H filtered=F records=R drops=D no_verdict=N
+ * unpaired=U" (hits: source records kept; filtered: discarded by the
+ * event's filter, soft disable or pid filter; records: id records written
+ * for it; drops: hits that wrote none; no_verdict: records judged whose
+ * post call found no verdict, e.g. a uprobe task preempted in between: no
+ * id record). Counts since the source was chosen; the tracepoint-probe
+ * path (no trigger layouts) counts as filtered the events that fired
+ * soft-disabled, pid-filtered or while the instance's buffer took no
+ * writes, as no_verdict those that fired while the event had a filter or
+ * a conditional trigger (it cannot see their decision: src_probe.c), as
+ * unpaired those whose record was not shown to be the one record written
+ * between the kernel's probe and ours (no id record; always 0 on the
+ * trigger path).
  * Context: task; takes fsm_mutex (sources are freed only after they left
  * the list under it).
  */
@@ -121,11 +124,13 @@ static void fsm_stat_sources(struct seq_file *m, struct fsm_inst *inst)
 		u64 hits = FSM_SRC_PCPU(src, hits);
 		u64 filtered = FSM_SRC_PCPU(src, filtered);
 		u64 judged = FSM_SRC_PCPU(src, judged);
+		u64 unpaired = FSM_SRC_PCPU(src, unpaired);
+		u64 known = hits + filtered + unpaired;
 
-		seq_printf(m, "source %s: hits=%llu filtered=%llu records=%llu drops=%llu no_verdict=%llu\n",
+		seq_printf(m, "source %s: hits=%llu filtered=%llu records=%llu drops=%llu no_verdict=%llu unpaired=%llu\n",
 			   src->name, hits, filtered, FSM_SRC_PCPU(src, records),
 			   FSM_SRC_PCPU(src, drops),
-			   judged > hits + filtered ? judged - hits - filtered : 0);
+			   judged > known ? judged - known : 0, unpaired);
 	}
 	mutex_unlock(&fsm_mutex);
 }

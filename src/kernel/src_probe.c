@@ -21,6 +21,7 @@
 
 #include "compat/compat.h"
 #include "compat/ksyms.h"
+#include "compat/layouts.h"
 #include "tracing.h"
 
 /*
@@ -36,9 +37,105 @@
 /*
  * Run after the trace event probes (TRACEPOINT_DEFAULT_PRIO, higher runs
  * first, equal priorities in registration order), so that our record lands
- * right behind the source event's record on this CPU.
+ * right behind the source event's record on this CPU; and, before them,
+ * fsm_probe_pre(), which looks at the instance's buffer first.
  */
 #define FSM_PROBE_PRIO		(TRACEPOINT_DEFAULT_PRIO - 1)
+#define FSM_PROBE_PRE_PRIO	(TRACEPOINT_DEFAULT_PRIO + 1)
+
+/*
+ * Whether the instance's ring buffer and options can be read (the
+ * trace_array layout of this kernel, compat/layouts.h): then an id record
+ * is written only after a count of the records around the kernel's probe
+ * (fsm_probe_pre(), fsm_probe_paired()). Set at init, before any probe is
+ * registered.
+ */
+static bool fsm_probe_exact __read_mostly;
+
+/*
+ * fsm_probe_pre - tracepoint probe registered with each source, run
+ * before the kernel's probe of the event: how many records this CPU's
+ * buffer of the instance has taken so far.
+ * @data: the struct fsm_src
+ *
+ * The look goes into this CPU's slot of the context level we run at: an
+ * interrupt that hits the same event in between uses another slot, or,
+ * nested at the same level (a tracepoint inside the kernel's probe),
+ * takes this one and leaves it empty (fsm_probe_paired() then writes
+ * nothing). The slot is emptied before it is filled and published last,
+ * so an interrupt between the stores leaves it empty or its own. All on
+ * this CPU: compiler barriers order the stores against interrupts.
+ * Context: as fsm_probe().
+ */
+static void notrace fsm_probe_pre(void *data)
+{
+	struct fsm_src *src = data;
+	struct trace_buffer *buf;
+	struct fsm_src_pre *p;
+	unsigned long n;
+
+	if (!(READ_ONCE(src->file->flags) & EVENT_FILE_FL_ENABLED))
+		return;
+	p = &this_cpu_ptr(src->pc)->pre[interrupt_context_level()];
+	WRITE_ONCE(p->buf, NULL);
+	barrier();
+	buf = fsm_kl_tr_buffer(src->tr);
+	if (!buf || !fsm_rb_written(buf, smp_processor_id(), &n))
+		return;
+	p->count = n;
+	p->task = current;
+	barrier();
+	WRITE_ONCE(p->buf, buf);
+}
+NOKPROBE_SYMBOL(fsm_probe_pre);
+
+/*
+ * fsm_probe_paired - whether the record just before ours, on this CPU, is
+ * the source event's: the instance's buffer took exactly one record
+ * since fsm_probe_pre() of this call, plus the stack records the kernel
+ * adds after every record of the instance while options/stacktrace
+ * (a kernel_stack) or options/userstacktrace (a user_stack, not in NMI,
+ * and only on kernels with CONFIG_USER_STACKTRACE_SUPPORT: Debian's arm64
+ * 6.1 accepts the option and writes nothing) is set, which readers skip
+ * when they pair (ftrace_trace_stack() and ftrace_trace_userstack(),
+ * called by the commit). Anything else and the
+ * id record could follow a record that is not its own:
+ * - nothing written: the kernel's probe wrote no record (a reservation
+ *   refused for a record longer than a page takes, tracing off or the
+ *   event soft-disabled by the time the kernel looked, the flags read
+ *   here being older or newer);
+ * - more: other writers in between (another probe of the tracepoint
+ *   writing into the instance, an interrupt's records on this CPU);
+ * - no look, another task's look, another buffer (the snapshot swapped
+ *   it), no consistent count: unknown.
+ * The slot is emptied here, so a look is used once.
+ * What it cannot tell: a record of another writer in place of the
+ * source's own when the kernel's probe wrote none (two of the above at
+ * once), and options changed while the kernel's probe ran
+ * (Documentation/tracing.rst, "Semantics and limits").
+ * Context: as fsm_probe(). Return: true if paired.
+ */
+static bool notrace fsm_probe_paired(struct fsm_src *src, unsigned int level)
+{
+	struct fsm_src_pre *p = &this_cpu_ptr(src->pc)->pre[level];
+	struct trace_buffer *buf = READ_ONCE(p->buf);
+	unsigned long n, want;
+	u32 opts;
+
+	if (!buf)
+		return false;
+	WRITE_ONCE(p->buf, NULL);
+	barrier();	/* the fields were written before buf (fsm_probe_pre()) */
+	if (p->task != current || buf != fsm_kl_tr_buffer(src->tr) ||
+	    !fsm_rb_written(buf, smp_processor_id(), &n))
+		return false;
+	opts = fsm_kl_tr_flags(src->tr);
+	want = 1 + !!(opts & FSM_KL_TR_STACKTRACE) +
+	       (IS_ENABLED(CONFIG_USER_STACKTRACE_SUPPORT) &&
+		(opts & FSM_KL_TR_USERSTACKTRACE) && !in_nmi());
+	return n - p->count == want;
+}
+
 /*
  * fsm_probe - tracepoint probe attached to each chosen source event, run
  * after the kernel's probe of the event wrote (or not) its record.
@@ -50,13 +147,17 @@ static void notrace fsm_probe(void *data)
 {
 	struct fsm_src *src = data;
 	struct fsm_caller caller;
+	unsigned int level = interrupt_context_level();
+	bool paired;
 	unsigned long fl;
 
 	/*
 	 * An id record is written only right behind its own source record:
 	 * the kernel's probe of the event (registered above this one) has
 	 * just written it, or not. This probe sees what decided it through
-	 * the event file's flags and the instance's buffer:
+	 * the event file's flags and, where the instance's buffer can be
+	 * read (fsm_probe_exact), through the count of records the buffer
+	 * took since fsm_probe_pre():
 	 * - soft-disabled, or refused by set_event_pid (the kernel's pid
 	 *   probes of sched_switch run at INT_MAX and 0, around this one:
 	 *   ignore_pid is what the kernel's probe read), or the instance's
@@ -68,29 +169,30 @@ static void notrace fsm_probe(void *data)
 	 *   the kernel's probe: the record may have been discarded, have
 	 *   gone to temp_buffer while a traceon turned tracing on, have been
 	 *   swapped into the snapshot, or be followed by the trigger's own
-	 *   records. This probe cannot tell, so it writes nothing: no
-	 *   verdict (judged, neither hit nor filtered). An id record written
-	 *   there could follow another record, which would get this stack.
+	 *   records. This probe writes nothing: no verdict (judged, neither
+	 *   hit nor filtered).
+	 * - otherwise a hit, written only if the count says the record just
+	 *   before ours is the source's (fsm_probe_paired()); else counted
+	 *   "unpaired", no capture, no id record: other probes of the
+	 *   tracepoint writing into the instance in between, an
+	 *   enable_event trigger on the event itself (the kernel's probe
+	 *   tested the flags it read before its triggers ran), a record too
+	 *   long for the ring buffer, a change of the flags, of tracing_on
+	 *   or of the pid list while the kernel's probe ran.
 	 * Unconditional traceon/traceoff/snapshot triggers act before the
 	 * record is reserved, and this probe sees their effect as the
-	 * kernel's reservation did.
-	 *
-	 * Not seen (the flags are read, not locked; the per-CPU ring
-	 * buffer's state is private), each open: other probes
-	 * of the tracepoint above ours writing into the instance in between
-	 * (a hist onmatch in another instance, bpf_printk); an enable_event
-	 * trigger on the event itself (the kernel's probe tested the flags it
-	 * read before its triggers ran); a record too long for the ring
-	 * buffer; any change of what is read here while the kernel's probe
-	 * runs (tracing_on, flags, pid list, by another CPU or an
-	 * interrupt); tracing_cpumask and a full non-overwrite buffer. The
-	 * stack is then inserted and our reserve fails, or an id record
-	 * follows a record that is not its own: Documentation/tracing.rst,
-	 * "Semantics and limits".
+	 * kernel's reservation did. Without fsm_probe_exact the flags alone
+	 * decide, and those routes give an id record after a record that is
+	 * not its own: Documentation/tracing.rst, "Semantics and limits".
+	 * tracing_cpumask and a full non-overwrite buffer leave the buffer
+	 * unchanged: unpaired, or with the flags alone the stack is inserted
+	 * and our reserve fails.
 	 */
 	fl = READ_ONCE(src->file->flags);
 	if (!(fl & EVENT_FILE_FL_ENABLED))
 		return;
+	/* always, so that a look is never used by a later call */
+	paired = fsm_probe_exact && fsm_probe_paired(src, level);
 	local64_inc(&this_cpu_ptr(src->pc)->judged);
 	if (fl & (EVENT_FILE_FL_FILTERED | EVENT_FILE_FL_TRIGGER_COND))
 		return;
@@ -99,6 +201,10 @@ static void notrace fsm_probe(void *data)
 	     trace_event_ignore_this_pid(src->file)) ||
 	    !fsm_tracing_is_on(src->tr)) {
 		local64_inc(&this_cpu_ptr(src->pc)->filtered);
+		return;
+	}
+	if (fsm_probe_exact && !paired) {
+		local64_inc(&this_cpu_ptr(src->pc)->unpaired);
 		return;
 	}
 	local64_inc(&this_cpu_ptr(src->pc)->hits);
@@ -121,8 +227,20 @@ static int fsm_src_probe_attach(struct fsm_src *src)
 {
 	int ret;
 
+	if (fsm_probe_exact) {
+		ret = tracepoint_probe_register_prio(src->tp,
+						     (void *)fsm_probe_pre, src,
+						     FSM_PROBE_PRE_PRIO);
+		if (ret)
+			goto out;
+	}
 	ret = tracepoint_probe_register_prio(src->tp, (void *)fsm_probe, src,
 					     FSM_PROBE_PRIO);
+	if (ret && fsm_probe_exact)
+		WARN_ON_ONCE(tracepoint_probe_unregister(src->tp,
+							 (void *)fsm_probe_pre,
+							 src));
+out:
 	if (ret)
 		pr_warn_ratelimited("%s: cannot attach to %s (%d)\n",
 				    fsm_inst_label(src->inst), src->name, ret);
@@ -137,6 +255,10 @@ static int fsm_src_probe_attach(struct fsm_src *src)
 static void fsm_src_probe_detach(struct fsm_src *src)
 {
 	WARN_ON_ONCE(tracepoint_probe_unregister(src->tp, (void *)fsm_probe, src));
+	if (fsm_probe_exact)
+		WARN_ON_ONCE(tracepoint_probe_unregister(src->tp,
+							 (void *)fsm_probe_pre,
+							 src));
 }
 
 /*
@@ -190,7 +312,14 @@ static const struct fsm_src_ops fsm_src_probe_ops = {
  */
 const struct fsm_src_ops *fsm_src_probe_init(void)
 {
+	const char *why = FSM_HAVE_KL_TR_BUFFER ? fsm_compat_layouts_why() :
+			  FSM_KL_TR_BUFFER_WHY;
+
 	if (!fsm_tracing_state_known())
 		pr_warn("tracer_tracing_is_on not found: tracepoint-probe sources insert stacks while tracing is off\n");
+	fsm_probe_exact = !why;
+	if (why)
+		pr_warn("tracepoint-probe sources cannot count the records around the event's own (%s): an id record may follow a record not its own\n",
+			why);
 	return &fsm_src_probe_ops;
 }

@@ -197,6 +197,21 @@ struct fsm_src {
 #define FSM_SRC_GONE_INST	2	/* its instance is being removed */
 #define FSM_SRC_GONE_MOD	3	/* its module unloads */
 
+/*
+ * What a tracepoint-probe source saw before the kernel's probe of its
+ * event, one per context level (task, softirq, irq, NMI) of a CPU
+ * (src_probe.c, fsm_probe_pre()): the instance's ring buffer (NULL: no
+ * look pending), its count of records written on this CPU then
+ * (fsm_rb_written()) and the task.
+ */
+struct fsm_src_pre {
+	struct trace_buffer *buf;
+	unsigned long count;
+	struct task_struct *task;
+};
+
+#define FSM_SRC_PRE_LEVELS	4
+
 /* Per-CPU counters of one source event (stack_map_stat, "source ..."). */
 struct fsm_src_pcpu {
 	local64_t hits;		/* source records kept: a stack was due */
@@ -216,6 +231,13 @@ struct fsm_src_pcpu {
 	 * was written)
 	 */
 	local64_t judged;
+	/*
+	 * tracepoint-probe sources: hits whose record could not be shown to
+	 * be the one record written in the instance on this CPU between the
+	 * kernel's probe and ours (src_probe.c, fsm_probe()): no id record
+	 */
+	local64_t unpaired;
+	struct fsm_src_pre pre[FSM_SRC_PRE_LEVELS];	/* src_probe.c */
 };
 
 /* struct fsm_inst.defaults_state */
@@ -462,6 +484,7 @@ bool fsm_emit_id(struct trace_event_file *file, u32 id, u64 cookie,
 		 struct fsm_inst *inst, struct fsm_rb_pos *pos);
 void fsm_rb_position(struct trace_buffer *buffer, struct fsm_inst *inst,
 		     struct fsm_rb_pos *pos);
+bool fsm_rb_written(struct trace_buffer *buffer, int cpu, unsigned long *n);
 bool fsm_emit_def(struct trace_event_file *file, u32 id, u32 flags,
 		  const unsigned long *ips, unsigned int nr);
 bool fsm_emit_fallback(struct trace_event_file *file, u32 flags, u32 reason,

@@ -166,6 +166,71 @@ static_assert(FSM_KL_trace_array__options % sizeof(void *) == 0 &&
 #endif
 #endif /* FSM_KL_HAVE_trace_array */
 
+/*
+ * The ring buffer and the options of an instance (struct trace_array's
+ * array_buffer.buffer and trace_flags, kernel/trace/trace.h), read by
+ * tracepoint-probe sources around the kernel's probe of an event
+ * (src_probe.c, fsm_probe_pre()). trace_flags is an unsigned int on 6.1
+ * and 6.12 and a u64 on 7.x: its low 32 bits are read, which hold the two
+ * options on every kernel (checked below) of these little-endian
+ * architectures. Both are plain loads of words the kernel changes under
+ * its own locks; what a stale value costs is said where they are used.
+ */
+struct trace_buffer;
+
+#if defined(FSM_KL_HAVE_trace_array) && defined(FSM_KL_HAVE_array_buffer) && \
+	defined(FSM_KL_HAVE_enum_trace_iterator_bits)
+#define FSM_HAVE_KL_TR_BUFFER 1
+#define FSM_KL_TR_BUFFER_WHY ""
+
+static inline struct trace_buffer *fsm_kl_tr_buffer(struct trace_array *tr)
+{
+	return READ_ONCE(*(struct trace_buffer **)((char *)tr +
+		FSM_KL_trace_array__array_buffer + FSM_KL_array_buffer__buffer));
+}
+
+static inline u32 fsm_kl_tr_flags(struct trace_array *tr)
+{
+	return READ_ONCE(*(u32 *)((char *)tr + FSM_KL_trace_array__trace_flags));
+}
+
+#define FSM_KL_TR_STACKTRACE	(1U << FSM_KL_TRACE_ITER_STACKTRACE_BIT)
+#define FSM_KL_TR_USERSTACKTRACE (1U << FSM_KL_TRACE_ITER_USERSTACKTRACE_BIT)
+#ifdef __BIG_ENDIAN
+#error "fsm_kl_tr_flags() reads the low 32 bits of trace_flags as a u32"
+#endif
+static_assert(FSM_KL_TRACE_ITER_STACKTRACE_BIT < 32 &&
+	      FSM_KL_TRACE_ITER_USERSTACKTRACE_BIT < 32 &&
+	      FSM_KL_trace_array__trace_flags % sizeof(u32) == 0 &&
+	      FSM_KL_trace_array__array_buffer + FSM_KL_array_buffer__buffer +
+	      sizeof(void *) <= FSM_KL_trace_array____SIZE,
+	      "struct trace_array: array_buffer/trace_flags make no sense");
+#else
+#define FSM_HAVE_KL_TR_BUFFER 0
+/* never called: src_probe.c tests FSM_HAVE_KL_TR_BUFFER first */
+static inline struct trace_buffer *fsm_kl_tr_buffer(struct trace_array *tr)
+{
+	return NULL;
+}
+
+static inline u32 fsm_kl_tr_flags(struct trace_array *tr)
+{
+	return 0;
+}
+
+#define FSM_KL_TR_STACKTRACE	0U
+#define FSM_KL_TR_USERSTACKTRACE 0U
+#if defined(FSM_KL_NOT_GENERATED)
+#define FSM_KL_TR_BUFFER_WHY FSM_KL_NOT_GENERATED
+#elif !defined(FSM_KL_HAVE_trace_array)
+#define FSM_KL_TR_BUFFER_WHY FSM_KL_MISSING_trace_array
+#elif !defined(FSM_KL_HAVE_array_buffer)
+#define FSM_KL_TR_BUFFER_WHY FSM_KL_MISSING_array_buffer
+#else
+#define FSM_KL_TR_BUFFER_WHY FSM_KL_MISSING_enum_trace_iterator_bits
+#endif
+#endif /* FSM_KL_HAVE_array_buffer */
+
 #if FSM_HAVE_KL_TRIGGER
 
 struct event_filter;
