@@ -365,9 +365,9 @@ int fsm_compat_watch_dir(struct dentry *dir, fsm_dir_event_fn fn);
 void fsm_compat_unwatch_dir(void);
 
 /**
- * fsm_compat_symbol_size - size of the function containing @addr.
- * @addr:  a kernel text address
- * @start: set to the function's start
+ * fsm_compat_symbol_size - size of the symbol containing @addr.
+ * @addr:  a kernel text address (or data, with CONFIG_KALLSYMS_ALL)
+ * @start: set to the symbol's start
  *
  * Context: task. Return: the size in bytes, 0 if unknown.
  */
