@@ -75,12 +75,24 @@
 #define FSM_KL_TRIGGER_OPS	1
 #define FSM_KL_TRIGGER_CMD	2
 
+/*
+ * Kernel CFI (CONFIG_CFI_CLANG; CONFIG_CFI from 7.x on) checks the type
+ * of every indirect call. The kernel calls the stackmap trigger's
+ * callbacks through struct event_command and its data's callbacks, and
+ * ours are typed with our own declarations (struct fsm_kl_trigger_data,
+ * not struct event_trigger_data): the type hashes differ, and the first
+ * call would trap. Such a kernel gets no trigger path.
+ */
+#if defined(CONFIG_CFI_CLANG) || defined(CONFIG_CFI)
+#define FSM_KL_KCFI 1
+#endif
+
 #if defined(FSM_KL_HAVE_event_command_ops) && \
 	defined(FSM_KL_HAVE_event_trigger_data_ops) && \
 	defined(FSM_KL_HAVE_event_trigger_ops_ops) && \
 	defined(FSM_KL_HAVE_enum_event_command_flags) && \
 	defined(FSM_KL_HAVE_enum_event_trigger_type) && \
-	!defined(FSM_KL_LAYOUT_MISMATCH)
+	!defined(FSM_KL_LAYOUT_MISMATCH) && !defined(FSM_KL_KCFI)
 #define FSM_HAVE_KL_TRIGGER 1
 #define FSM_KL_TRIGGER_LAYOUT FSM_KL_TRIGGER_OPS
 #define FSM_KL_TRIGGER_WHY ""
@@ -88,14 +100,16 @@
 	defined(FSM_KL_HAVE_event_trigger_data_cmd) && \
 	defined(FSM_KL_HAVE_enum_event_command_flags) && \
 	defined(FSM_KL_HAVE_enum_event_trigger_type) && \
-	!defined(FSM_KL_LAYOUT_MISMATCH)
+	!defined(FSM_KL_LAYOUT_MISMATCH) && !defined(FSM_KL_KCFI)
 #define FSM_HAVE_KL_TRIGGER 1
 #define FSM_KL_TRIGGER_LAYOUT FSM_KL_TRIGGER_CMD
 #define FSM_KL_TRIGGER_WHY ""
 #else
 #define FSM_HAVE_KL_TRIGGER 0
 #define FSM_KL_TRIGGER_LAYOUT FSM_KL_TRIGGER_NONE
-#if defined(FSM_KL_NOT_GENERATED)
+#if defined(FSM_KL_KCFI)
+#define FSM_KL_TRIGGER_WHY "kernel CFI (the callbacks' types are not the kernel's own)"
+#elif defined(FSM_KL_NOT_GENERATED)
 #define FSM_KL_TRIGGER_WHY FSM_KL_NOT_GENERATED
 #elif defined(FSM_KL_LAYOUT_MISMATCH)
 #define FSM_KL_TRIGGER_WHY FSM_KL_LAYOUT_MISMATCH
