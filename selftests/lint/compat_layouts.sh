@@ -7,7 +7,12 @@
 # and the layouts scripts/kernel-layouts reads from it, edited per case:
 # - kernel CFI (CONFIG_CFI_CLANG, or CONFIG_CFI as 7.x calls it): the
 #   trigger path is built out, with "kernel CFI" as its reason, and
-#   compat.h refuses to build (its kfree() task work would trap).
+#   compat.h refuses to build (its kfree() task work would trap);
+# - trigger data with an llist but no private_data_free: the trigger stays
+#   and the kernel's deferred free is waited for (FSM_KL_DATA_FREE_DEFERRED);
+# - trigger data of another size than ours: scripts/kernel-layouts' check
+#   of the declarations says so (the trigger is then built out), the build
+#   goes on.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -69,6 +74,42 @@ const char fsm_t_why[] = FSM_KL_TRIGGER_WHY;' &&
 		sed -n '1,10s/^/# /p' "$tmp/cc.log"
 	fi
 done
+
+# trigger data that ends with an llist and has no private_data_free
+size=$(sed -n 's/^#define FSM_KL_event_trigger_data____SIZE \([0-9]*\)$/\1/p' "$base" | head -n 1)
+llist="#undef FSM_KL_event_trigger_data____SIZE
+#define FSM_KL_event_trigger_data____SIZE $((size + 8))
+#define FSM_KL_HAVE_event_trigger_data_llist 1
+#define FSM_KL_event_trigger_data__llist $size
+#define FSM_KL_MISSING_event_trigger_data_pdfree \"private_data_free\""
+if grep -q 'FSM_KL_HAVE_event_trigger_data_llist' "$base"; then
+	ok "# SKIP this kernel's trigger data has an llist already"
+elif cc "$llist" "" '#include "layouts.h"
+static_assert(FSM_HAVE_KL_TRIGGER, "trigger built out");
+static_assert(FSM_KL_DATA_FREE_DEFERRED, "the deferred free is not waited for");'; then
+	ok "llist without private_data_free: trigger built in, deferred free waited for"
+else
+	bad "llist without private_data_free: trigger built in, deferred free waited for"
+	sed -n '1,10s/^/# /p' "$tmp/cc.log"
+fi
+
+# trigger data of another size: the declaration check reports it
+{ cat "$base"; printf '#undef FSM_KL_event_trigger_data____SIZE\n#define FSM_KL_event_trigger_data____SIZE %d\n' \
+	$((size + 16)); } >"$gen"
+why=$(python3 - "$repo/scripts/kernel-layouts" "$kdir" "$gen" <<'EOF'
+import importlib.machinery, importlib.util, sys
+loader = importlib.machinery.SourceFileLoader("kl", sys.argv[1])
+spec = importlib.util.spec_from_loader("kl", loader)
+kl = importlib.util.module_from_spec(spec)
+loader.exec_module(kl)
+print(kl.check_declarations(sys.argv[2], sys.argv[3]))
+EOF
+)
+if [[ $why == *"event_trigger_data changed size"* ]]; then
+	ok "trigger data of another size: built out with a reason ($why)"
+else
+	bad "trigger data of another size: built out with a reason (got: $why)"
+fi
 
 echo "1..$n"
 [ "$fail" -eq 0 ]

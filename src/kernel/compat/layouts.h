@@ -242,11 +242,25 @@ struct fsm_kl_trigger_data {
 	char *name;
 	struct list_head named_list;
 	struct fsm_kl_trigger_data *named_data;
-#if defined(FSM_KL_HAVE_event_trigger_data_free)
+#if defined(FSM_KL_HAVE_event_trigger_data_llist)
 	struct llist_node llist;
+#endif /* FSM_KL_HAVE_event_trigger_data_llist */
+#if defined(FSM_KL_HAVE_event_trigger_data_pdfree)
 	void (*private_data_free)(struct fsm_kl_trigger_data *data);
-#endif /* FSM_KL_HAVE_event_trigger_data_free */
+#endif /* FSM_KL_HAVE_event_trigger_data_pdfree */
 };
+
+/*
+ * Does the kernel's last free of trigger data queue it (its llist) to a
+ * kthread that frees it later (7.x)? Told by llist alone, whatever else
+ * that kernel added (private_data_free): compat/trig_layout.h's
+ * fsm_kl_data_free_wait() then waits where the kernel's free used to.
+ */
+#if defined(FSM_KL_HAVE_event_trigger_data_llist)
+#define FSM_KL_DATA_FREE_DEFERRED 1
+#else
+#define FSM_KL_DATA_FREE_DEFERRED 0
+#endif /* FSM_KL_HAVE_event_trigger_data_llist */
 
 #if FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS
 /* struct event_trigger_ops */
@@ -308,10 +322,12 @@ FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, list);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, name);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, named_list);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, named_data);
-#if defined(FSM_KL_HAVE_event_trigger_data_free)
+#if defined(FSM_KL_HAVE_event_trigger_data_llist)
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, llist);
+#endif /* FSM_KL_HAVE_event_trigger_data_llist */
+#if defined(FSM_KL_HAVE_event_trigger_data_pdfree)
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, private_data_free);
-#endif /* FSM_KL_HAVE_event_trigger_data_free */
+#endif /* FSM_KL_HAVE_event_trigger_data_pdfree */
 
 #if FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS
 FSM_KL_CHECK_SIZE(fsm_kl_trigger_ops, event_trigger_ops);
