@@ -155,7 +155,11 @@ static const char *fsm_evf_check_layout(void)
 		trace_put_event_file(file);
 		return fsm_compat_layouts_why();
 	}
-	bad = fsm_evf_check_options(tr, size);
+	/* kallsyms' size reaches the next symbol: never below the object's */
+	if (FSM_KL_trace_array____SIZE > size)
+		bad = "struct trace_array is larger than global_trace";
+	else
+		bad = fsm_evf_check_options(tr, size);
 	if (!bad)
 		bad = fsm_evf_check_events(file, tr, size);
 	trace_put_event_file(file);
