@@ -94,8 +94,11 @@ else
 fi
 
 # trigger data of another size: the declaration check reports it
-{ cat "$base"; printf '#undef FSM_KL_event_trigger_data____SIZE\n#define FSM_KL_event_trigger_data____SIZE %d\n' \
-	$((size + 16)); } >"$gen"
+{
+	cat "$base"
+	echo "#undef FSM_KL_event_trigger_data____SIZE"
+	echo "#define FSM_KL_event_trigger_data____SIZE $((size + 16))"
+} >"$gen"
 why=$(python3 - "$repo/scripts/kernel-layouts" "$kdir" "$gen" <<'EOF'
 import importlib.machinery, importlib.util, sys
 loader = importlib.machinery.SourceFileLoader("kl", sys.argv[1])
