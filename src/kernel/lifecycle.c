@@ -659,6 +659,9 @@ static struct fsm_inst *fsm_top_init(void)
 	inst = fsm_inst_find_or_create_locked(file);
 	mutex_unlock(&fsm_mutex);
 	trace_put_event_file(file);
+	if (IS_ERR(inst))
+		pr_err("the top level's tracefs directory not found (%ld)\n",
+		       PTR_ERR(inst));
 	if (!IS_ERR(inst) && inst->id != 0) {
 		pr_err("top level instance got id %u\n", inst->id);
 		return ERR_PTR(-EINVAL);

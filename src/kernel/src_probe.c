@@ -30,9 +30,9 @@
  * and arm64 the extra arguments are simply not read. Kernel CFI checks the
  * prototype of every indirect call and would kill such a call.
  */
-#ifdef CONFIG_CFI_CLANG
-#error "ftrace_stackmap: the generic tracepoint probe is incompatible with CONFIG_CFI_CLANG"
-#endif
+#if FSM_HAVE_KCFI
+#error "ftrace_stackmap: kernel CFI: the generic tracepoint probe would trap"
+#endif /* FSM_HAVE_KCFI */
 
 /*
  * Run after the trace event probes (TRACEPOINT_DEFAULT_PRIO, higher runs

@@ -87,6 +87,18 @@
 struct dentry;
 struct trace_event_file;
 
+/*
+ * Kernel control-flow integrity: every indirect call checks the callee's
+ * type. CONFIG_CFI_CLANG up to 6.x, CONFIG_CFI from 7.x on (the option
+ * was renamed when GCC got kCFI too). Code that calls or hands the
+ * kernel a function of another prototype must not be built for it.
+ */
+#if defined(CONFIG_CFI_CLANG) || defined(CONFIG_CFI)
+#define FSM_HAVE_KCFI 1
+#else
+#define FSM_HAVE_KCFI 0
+#endif
+
 /**
  * fsm_compat_init - resolve the non-exported symbols.
  * @force_debugfs: do not even try tracefs (module parameter, for tests).
@@ -365,9 +377,9 @@ int fsm_compat_watch_dir(struct dentry *dir, fsm_dir_event_fn fn);
 void fsm_compat_unwatch_dir(void);
 
 /**
- * fsm_compat_symbol_size - size of the function containing @addr.
- * @addr:  a kernel text address
- * @start: set to the function's start
+ * fsm_compat_symbol_size - size of the symbol containing @addr.
+ * @addr:  a kernel text address (or data, with CONFIG_KALLSYMS_ALL)
+ * @start: set to the symbol's start
  *
  * Context: task. Return: the size in bytes, 0 if unknown.
  */
@@ -382,9 +394,9 @@ unsigned long fsm_compat_symbol_size(unsigned long addr, unsigned long *start);
  * same register): fine without kernel control-flow integrity, which would
  * trap on the prototype mismatch; such a kernel fails the build here.
  */
-#ifdef CONFIG_CFI_CLANG
+#if FSM_HAVE_KCFI
 #error "ftrace_stackmap: kernel CFI: task works cannot be disarmed with kfree()"
-#endif
+#endif /* FSM_HAVE_KCFI */
 task_work_func_t fsm_compat_kfree_task_work(void);
 
 /*

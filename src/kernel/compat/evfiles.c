@@ -10,10 +10,12 @@
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/lockdep.h>
+#include <linux/magic.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/trace_events.h>
+#include <linux/uaccess.h>
 
 #include "compat.h"
 #include "evfiles.h"
@@ -50,8 +52,130 @@ static struct fsm_event_name *fsm_evname_new(const char *sys, const char *ev)
 /* No pins without event_file_get()/_put() (both or neither). */
 static bool fsm_evf_pins;
 
+/* The most list nodes fsm_evf_check_events() follows (events of a kernel: ~3000) */
+#define FSM_EVF_WALK_MAX	65536
+
+#if FSM_HAVE_KL_TRACE_ARRAY
+/*
+ * Is the word at tr->options (@tr: global_trace, @size bytes) the tracefs
+ * root's "options" directory? The word and what it points to are read
+ * with copy_from_kernel_nofault() until they are known to be a tracefs
+ * dentry named "options" whose parent is a root: a wrong offset reads
+ * some other member, which fails one of these tests without a fault (and
+ * without a KASAN report: the offset was first checked against the
+ * object's size). Then the parent is the tracefs root, whose "trace" file
+ * belongs to @tr, and its child "options" must be the word itself.
+ * Context: task. Return: NULL, or what is wrong.
+ */
+static const char *fsm_evf_check_options(struct trace_array *tr,
+					 unsigned long size)
+{
+	struct dentry *opts, *parent, *pp, *child;
+	char name[sizeof("options")];
+	struct super_block *sb;
+	const unsigned char *np;
+	unsigned long magic;
+	void *key;
+
+	if (FSM_KL_trace_array__options + sizeof(opts) > size)
+		return "trace_array::options is past the end of global_trace";
+	if (copy_from_kernel_nofault(&opts, fsm_tr_options(tr), sizeof(opts)) ||
+	    !opts)
+		return "no dentry at trace_array::options";
+	if (copy_from_kernel_nofault(&np, &opts->d_name.name, sizeof(np)) ||
+	    copy_from_kernel_nofault(name, np, sizeof(name)) ||
+	    memcmp(name, "options", sizeof(name)))
+		return "trace_array::options is not named options";
+	if (copy_from_kernel_nofault(&sb, &opts->d_sb, sizeof(sb)) ||
+	    copy_from_kernel_nofault(&magic, &sb->s_magic, sizeof(magic)) ||
+	    magic != TRACEFS_MAGIC)
+		return "trace_array::options is not in tracefs";
+	if (copy_from_kernel_nofault(&parent, &opts->d_parent, sizeof(parent)) ||
+	    copy_from_kernel_nofault(&pp, &parent->d_parent, sizeof(pp)) ||
+	    pp != parent)
+		return "trace_array::options is not at the tracefs root";
+	/* a tracefs dentry now: tracefs pins its dentries (not eventfs') */
+	key = fsm_compat_instance_key(parent);
+	child = fsm_compat_child(parent, "options");
+	dput(child);
+	if (key != tr || child != opts)
+		return "trace_array::options is not the top level's options directory";
+	return NULL;
+}
+
+/*
+ * Is tr->events (@tr: global_trace, @size bytes) the head of the list
+ * that holds @file, an event file of @tr? From @file, the first node of
+ * the list that lies inside @tr must be the head. Only list nodes that
+ * the kernel links are followed, under the lock that guards them.
+ * Context: task, event_mutex not held. Return: NULL, or what is wrong.
+ */
+static const char *fsm_evf_check_events(struct trace_event_file *file,
+					struct trace_array *tr,
+					unsigned long size)
+{
+	struct list_head *n;
+	unsigned int i = 0;
+
+	if (FSM_KL_trace_array__events + sizeof(*n) > size)
+		return "trace_array::events is past the end of global_trace";
+	mutex_lock(fsm_ks.event_mutex);
+	for (n = file->list.next; n != &file->list && i < FSM_EVF_WALK_MAX;
+	     n = n->next, i++) {
+		if ((char *)n >= (char *)tr && (char *)n < (char *)tr + size)
+			break;
+	}
+	mutex_unlock(fsm_ks.event_mutex);
+	if (n != fsm_tr_events(tr))
+		return "trace_array::events is not the head of the event files' list";
+	return NULL;
+}
+
+/*
+ * The trace_array offsets against the running kernel, at load: on the
+ * top level (global_trace, the trace_array of our stackmap:stack_id file)
+ * whose size kallsyms knows. Where that cannot be done, the layouts must
+ * have been read from this very kernel (fsm_compat_layouts_why()).
+ * Context: task (module init). Return: NULL, or why the layout is not used.
+ */
+static const char *fsm_evf_check_layout(void)
+{
+	static char why[160];
+	struct trace_event_file *file;
+	unsigned long size, start = 0;
+	struct trace_array *tr;
+	const char *bad;
+
+	file = trace_get_event_file(NULL, "stackmap", "stack_id");
+	if (IS_ERR(file))
+		return "stackmap:stack_id not found to check the trace_array layout";
+	tr = file->tr;
+	size = fsm_compat_symbol_size((unsigned long)tr, &start);
+	if (!size || start != (unsigned long)tr) {
+		trace_put_event_file(file);
+		return fsm_compat_layouts_why();
+	}
+	/* kallsyms' size reaches the next symbol: never below the object's */
+	if (FSM_KL_trace_array____SIZE > size)
+		bad = "struct trace_array is larger than global_trace";
+	else
+		bad = fsm_evf_check_options(tr, size);
+	if (!bad)
+		bad = fsm_evf_check_events(file, tr, size);
+	trace_put_event_file(file);
+	if (!bad)
+		return NULL;
+	snprintf(why, sizeof(why), "%s (offsets %u, %u; the layouts of %s)",
+		 bad, (unsigned int)FSM_KL_trace_array__options,
+		 (unsigned int)FSM_KL_trace_array__events, FSM_KL_RELEASE);
+	return why;
+}
+#endif /* FSM_HAVE_KL_TRACE_ARRAY */
+
 int fsm_compat_evfiles_init(void)
 {
+	const char *why;
+
 	if (!FSM_HAVE_KL_TRACE_ARRAY) {
 		pr_err("eventfs kernel without the trace_array layout (%s): no instance can be found\n",
 		       FSM_KL_TRACE_ARRAY_WHY);
@@ -61,6 +185,13 @@ int fsm_compat_evfiles_init(void)
 		pr_err("eventfs kernel and event_mutex not found (CONFIG_KALLSYMS_ALL?): no event file can be found\n");
 		return -ENODEV;
 	}
+#if FSM_HAVE_KL_TRACE_ARRAY
+	why = fsm_evf_check_layout();
+	if (why) {
+		pr_err("eventfs kernel: %s: no instance can be found\n", why);
+		return -ENODEV;
+	}
+#endif /* FSM_HAVE_KL_TRACE_ARRAY */
 	fsm_evf_pins = fsm_ks.event_file_get && fsm_ks.event_file_put;
 	if (!fsm_evf_pins)
 		pr_warn("event_file_get/event_file_put not found: each event of a wildcard is looked up in the instance's whole list\n");

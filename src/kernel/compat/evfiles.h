@@ -72,9 +72,15 @@ struct trace_event_file;
  *
  * eventfs needs event_mutex and the trace_array layout; without either,
  * no instance or event can be found and the load fails with one dmesg
- * line (what is missing). Without event_file_get()/_put() listings are
- * not pinned (slower wildcards, said once).
- * Context: task (module init, after fsm_ksyms_init()).
+ * line (what is missing). The layout's two offsets are checked against
+ * the running kernel first (the top level's trace_array, read without
+ * following an unchecked pointer); where that cannot be done, the
+ * layouts must come from this kernel (fsm_compat_layouts_why()). A wrong
+ * or unchecked layout fails the load the same way. Without
+ * event_file_get()/_put() listings are not pinned (slower wildcards,
+ * said once).
+ * Context: task (module init, after fsm_ksyms_init(); our trace events
+ * registered).
  * Return: 0 or -ENODEV.
  */
 int fsm_compat_evfiles_init(void);

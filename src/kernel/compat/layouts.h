@@ -75,12 +75,24 @@
 #define FSM_KL_TRIGGER_OPS	1
 #define FSM_KL_TRIGGER_CMD	2
 
+/*
+ * Kernel CFI (CONFIG_CFI_CLANG; CONFIG_CFI from 7.x on) checks the type
+ * of every indirect call. The kernel calls the stackmap trigger's
+ * callbacks through struct event_command and its data's callbacks, and
+ * ours are typed with our own declarations (struct fsm_kl_trigger_data,
+ * not struct event_trigger_data): the type hashes differ, and the first
+ * call would trap. Such a kernel gets no trigger path.
+ */
+#if defined(CONFIG_CFI_CLANG) || defined(CONFIG_CFI)
+#define FSM_KL_KCFI 1
+#endif
+
 #if defined(FSM_KL_HAVE_event_command_ops) && \
 	defined(FSM_KL_HAVE_event_trigger_data_ops) && \
 	defined(FSM_KL_HAVE_event_trigger_ops_ops) && \
 	defined(FSM_KL_HAVE_enum_event_command_flags) && \
 	defined(FSM_KL_HAVE_enum_event_trigger_type) && \
-	!defined(FSM_KL_LAYOUT_MISMATCH)
+	!defined(FSM_KL_LAYOUT_MISMATCH) && !defined(FSM_KL_KCFI)
 #define FSM_HAVE_KL_TRIGGER 1
 #define FSM_KL_TRIGGER_LAYOUT FSM_KL_TRIGGER_OPS
 #define FSM_KL_TRIGGER_WHY ""
@@ -88,14 +100,16 @@
 	defined(FSM_KL_HAVE_event_trigger_data_cmd) && \
 	defined(FSM_KL_HAVE_enum_event_command_flags) && \
 	defined(FSM_KL_HAVE_enum_event_trigger_type) && \
-	!defined(FSM_KL_LAYOUT_MISMATCH)
+	!defined(FSM_KL_LAYOUT_MISMATCH) && !defined(FSM_KL_KCFI)
 #define FSM_HAVE_KL_TRIGGER 1
 #define FSM_KL_TRIGGER_LAYOUT FSM_KL_TRIGGER_CMD
 #define FSM_KL_TRIGGER_WHY ""
 #else
 #define FSM_HAVE_KL_TRIGGER 0
 #define FSM_KL_TRIGGER_LAYOUT FSM_KL_TRIGGER_NONE
-#if defined(FSM_KL_NOT_GENERATED)
+#if defined(FSM_KL_KCFI)
+#define FSM_KL_TRIGGER_WHY "kernel CFI (the callbacks' types are not the kernel's own)"
+#elif defined(FSM_KL_NOT_GENERATED)
 #define FSM_KL_TRIGGER_WHY FSM_KL_NOT_GENERATED
 #elif defined(FSM_KL_LAYOUT_MISMATCH)
 #define FSM_KL_TRIGGER_WHY FSM_KL_LAYOUT_MISMATCH
@@ -293,11 +307,25 @@ struct fsm_kl_trigger_data {
 	char *name;
 	struct list_head named_list;
 	struct fsm_kl_trigger_data *named_data;
-#if defined(FSM_KL_HAVE_event_trigger_data_free)
+#if defined(FSM_KL_HAVE_event_trigger_data_llist)
 	struct llist_node llist;
+#endif /* FSM_KL_HAVE_event_trigger_data_llist */
+#if defined(FSM_KL_HAVE_event_trigger_data_pdfree)
 	void (*private_data_free)(struct fsm_kl_trigger_data *data);
-#endif /* FSM_KL_HAVE_event_trigger_data_free */
+#endif /* FSM_KL_HAVE_event_trigger_data_pdfree */
 };
+
+/*
+ * Does the kernel's last free of trigger data queue it (its llist) to a
+ * kthread that frees it later (7.x)? Told by llist alone, whatever else
+ * that kernel added (private_data_free): compat/trig_layout.h's
+ * fsm_kl_data_free_wait() then waits where the kernel's free used to.
+ */
+#if defined(FSM_KL_HAVE_event_trigger_data_llist)
+#define FSM_KL_DATA_FREE_DEFERRED 1
+#else
+#define FSM_KL_DATA_FREE_DEFERRED 0
+#endif /* FSM_KL_HAVE_event_trigger_data_llist */
 
 #if FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS
 /* struct event_trigger_ops */
@@ -359,10 +387,12 @@ FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, list);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, name);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, named_list);
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, named_data);
-#if defined(FSM_KL_HAVE_event_trigger_data_free)
+#if defined(FSM_KL_HAVE_event_trigger_data_llist)
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, llist);
+#endif /* FSM_KL_HAVE_event_trigger_data_llist */
+#if defined(FSM_KL_HAVE_event_trigger_data_pdfree)
 FSM_KL_CHECK(fsm_kl_trigger_data, event_trigger_data, private_data_free);
-#endif /* FSM_KL_HAVE_event_trigger_data_free */
+#endif /* FSM_KL_HAVE_event_trigger_data_pdfree */
 
 #if FSM_KL_TRIGGER_LAYOUT == FSM_KL_TRIGGER_OPS
 FSM_KL_CHECK_SIZE(fsm_kl_trigger_ops, event_trigger_ops);

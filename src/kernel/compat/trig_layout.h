@@ -137,9 +137,9 @@ static inline void fsm_kl_data_init(struct fsm_kl_trigger_data *d,
 	RCU_INIT_POINTER(d->filter, NULL);
 	INIT_LIST_HEAD(&d->list);
 	INIT_LIST_HEAD(&d->named_list);
-#if defined(FSM_KL_HAVE_event_trigger_data_free)
+#if defined(FSM_KL_HAVE_event_trigger_data_pdfree)
 	d->private_data_free = NULL;
-#endif /* FSM_KL_HAVE_event_trigger_data_free */
+#endif /* FSM_KL_HAVE_event_trigger_data_pdfree */
 }
 
 /**
@@ -150,17 +150,17 @@ static inline void fsm_kl_data_init(struct fsm_kl_trigger_data *d,
  * Kernels whose trigger data has no llist free it in trigger_data_free()
  * after tracepoint_synchronize_unregister(): when their free returns,
  * what the data's private_data points to can go. Those with one (7.x,
- * FSM_KL_HAVE_event_trigger_data_free, from the layouts) queue the data
- * to a kthread that waits and frees it later, and return at once: then
- * the wait is here, where the kernel's free used to do it.
+ * FSM_KL_DATA_FREE_DEFERRED, from the layouts) queue the data to a
+ * kthread that waits and frees it later, and return at once: then the
+ * wait is here, where the kernel's free used to do it.
  * Context: task, may sleep (event_mutex may be held: the kernel's free
  * slept under it too).
  */
 static inline void fsm_kl_data_free_wait(void)
 {
-#if defined(FSM_KL_HAVE_event_trigger_data_free)
+#if FSM_KL_DATA_FREE_DEFERRED
 	tracepoint_synchronize_unregister();
-#endif /* FSM_KL_HAVE_event_trigger_data_free */
+#endif /* FSM_KL_DATA_FREE_DEFERRED */
 }
 
 /**
