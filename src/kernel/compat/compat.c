@@ -355,8 +355,11 @@ int fsm_compat_init(bool force_debugfs)
 
 void fsm_compat_announce(void)
 {
-	pr_info("borrowed kernel functions: %u found by name, %u of them sealed (ENDBR poisoned), each called directly, never through a pointer\n",
-		fsm_borrowed_fns, fsm_borrowed_sealed);
+	pr_info("borrowed kernel functions: %u found by name, %u of them sealed (ENDBR poisoned), %s\n",
+		fsm_borrowed_fns, fsm_borrowed_sealed,
+		IS_ENABLED(CONFIG_HAVE_STATIC_CALL) ?
+		"each called directly, never through a pointer" :
+		"called through pointers (no arch static calls), each a valid indirect-call target");
 #ifdef CONFIG_KALLSYMS
 	if (!fsm_have_show_value)
 		pr_warn("kallsyms_show_value not resolvable: kernel addresses only for openers with CAP_SYSLOG that %%pK does not hide from\n");
