@@ -120,8 +120,10 @@ static int fsm_endbr_at(unsigned long addr);
  * a function that registers is never armed. What came back is checked
  * with sprint_symbol() (exported): the start of a symbol, or 4 bytes into
  * one that starts with ENDBR or its poison; anything else is refused.
+ * @quiet: say nothing when the name is not found (the caller says what it
+ * does without).
  */
-static unsigned long fsm_kprobe_lookup(const char *name)
+static unsigned long fsm_kprobe_lookup(const char *name, bool quiet)
 {
 	struct kprobe kp = {
 		.symbol_name = name,
@@ -136,7 +138,9 @@ static unsigned long fsm_kprobe_lookup(const char *name)
 		unregister_kprobe(&kp);
 	addr = (unsigned long)kp.addr;
 	if (!addr) {
-		pr_warn("cannot resolve %s through a kprobe (%d)\n", name, ret);
+		if (!quiet)
+			pr_warn("cannot resolve %s through a kprobe (%d)\n",
+				name, ret);
 		return 0;
 	}
 	buf = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
@@ -167,10 +171,11 @@ static unsigned long fsm_kprobe_lookup(const char *name)
 	return addr - off;
 }
 #else
-static unsigned long fsm_kprobe_lookup(const char *name)
+static unsigned long fsm_kprobe_lookup(const char *name, bool quiet)
 {
-	pr_warn("cannot resolve %s: kernel built without CONFIG_KPROBES\n",
-		name);
+	if (!quiet)
+		pr_warn("cannot resolve %s: kernel built without CONFIG_KPROBES\n",
+			name);
 	return 0;
 }
 #endif /* CONFIG_KPROBES */
@@ -264,7 +269,7 @@ static unsigned long fsm_direct_target(const char *name, unsigned long addr)
 /* A function found by name, for a static call (fsm_direct_target()). */
 static void *fsm_resolve(const char *name)
 {
-	unsigned long addr = fsm_kprobe_lookup(name);
+	unsigned long addr = fsm_kprobe_lookup(name, false);
 
 	if (!addr)
 		return NULL;
@@ -408,7 +413,7 @@ void fsm_compat_exit(void)
 
 void *fsm_compat_ksym(const char *name, bool func)
 {
-	unsigned long addr = fsm_kprobe_lookup(name);
+	unsigned long addr = fsm_kprobe_lookup(name, true);
 
 	if (!addr || !func)
 		return (void *)addr;
