@@ -146,7 +146,8 @@ static unsigned int notrace fsm_capture(const struct fsm_src *src,
 		ks->regs.sp = caller->sp;
 		ks->regs.bp = caller->bp;
 		ks->regs.cs = __KERNEL_CS;	/* !user_mode() */
-		nr = fsm_ks.stack_trace_save_regs(&ks->regs, ks->ips, FSM_CAPTURE_DEPTH, 0);
+		nr = fsm_kcall(stack_trace_save_regs)(&ks->regs, ks->ips,
+							FSM_CAPTURE_DEPTH, 0);
 		*skip = nr && ks->ips[0] - src->iter_start < src->iter_size;
 		return nr;
 	}

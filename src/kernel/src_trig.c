@@ -324,7 +324,7 @@ static int fsm_srctrig_prepare(struct fsm_src *src)
 	src->iter_size = fsm_srct_trim_size;
 	/* resolution holds the event directory's lock: the file is alive */
 	if (fsm_ks.event_file_get) {
-		fsm_ks.event_file_get(src->file);
+		fsm_kcall(event_file_get)(src->file);
 		st->pinned = true;
 	}
 	src->trig = st;
@@ -344,7 +344,7 @@ static void fsm_srct_link_locked(struct fsm_src_trig *st)
 
 	list_add_tail_rcu(&st->judge.list, &file->triggers);
 	list_add_tail_rcu(&st->post.list, &file->triggers);
-	fsm_ks.update_cond_flag(file);
+	fsm_kcall(update_cond_flag)(file);
 	st->linked = true;
 }
 
@@ -362,7 +362,7 @@ static void fsm_srct_unlink_locked(struct fsm_src_trig *st)
 
 	list_del_rcu(&st->post.list);
 	list_del_rcu(&st->judge.list);
-	fsm_ks.update_cond_flag(file);
+	fsm_kcall(update_cond_flag)(file);
 	st->linked = false;
 }
 
@@ -398,7 +398,7 @@ static int fsm_srctrig_link(struct fsm_src *src)
 	}
 	/* what clear_event_triggers() would drop for us (see above) */
 	for (; src->trig->paid < 2; src->trig->paid++)
-		fsm_ks.trace_buffered_event_enable();
+		fsm_kcall(trace_buffered_event_enable)();
 	fsm_srct_link_locked(src->trig);
 	return 0;
 }
@@ -408,7 +408,7 @@ static void fsm_srct_repay_locked(struct fsm_src_trig *st)
 {
 	lockdep_assert_held(fsm_ks.event_mutex);
 	for (; st->paid; st->paid--)
-		fsm_ks.trace_buffered_event_disable();
+		fsm_kcall(trace_buffered_event_disable)();
 }
 
 /**
@@ -496,7 +496,7 @@ static void fsm_srctrig_free(struct fsm_src *src)
 	}
 	fsm_verdict_clear(&fsm_src_verdicts, (unsigned long)st);
 	if (st->pinned)
-		fsm_ks.event_file_put(src->file);
+		fsm_kcall(event_file_put)(src->file);
 	kfree(st);
 	src->trig = NULL;
 }
@@ -639,15 +639,9 @@ static const char *fsm_srct_resolve(void)
 	why = fsm_compat_layouts_why();
 	if (why)
 		return why;
-	if (!fsm_ks.trace_buffered_event_enable || !fsm_ks.trace_buffered_event_disable ||
-	    !fsm_compat_call_target_ok("trace_buffered_event_enable",
-				       fsm_ks.trace_buffered_event_enable) ||
-	    !fsm_compat_call_target_ok("trace_buffered_event_disable",
-				       fsm_ks.trace_buffered_event_disable))
+	if (!fsm_ks.trace_buffered_event_enable || !fsm_ks.trace_buffered_event_disable)
 		return "kallsyms: trace_buffered_event_enable or trace_buffered_event_disable not found";
-	if (!fsm_ks.event_file_get || !fsm_ks.event_file_put ||
-	    !fsm_compat_call_target_ok("event_file_get", fsm_ks.event_file_get) ||
-	    !fsm_compat_call_target_ok("event_file_put", fsm_ks.event_file_put))
+	if (!fsm_ks.event_file_get || !fsm_ks.event_file_put)
 		return "kallsyms: event_file_get or event_file_put not found: event files cannot be pinned";
 	if (!fsm_ks.kprobes_all_disarmed)
 		return "kallsyms: kprobes_all_disarmed not found";
@@ -655,8 +649,6 @@ static const char *fsm_srct_resolve(void)
 	if (!fsm_ks.trigger_commands || !fsm_ks.trigger_cmd_mutex || !fsm_ks.event_mutex ||
 	    !fsm_ks.update_cond_flag)
 		return "kallsyms: trigger_commands, trigger_cmd_mutex, event_mutex or update_cond_flag not found";
-	if (!fsm_compat_call_target_ok("update_cond_flag", fsm_ks.update_cond_flag))
-		return "update_cond_flag cannot be called from here";
 	size = fsm_compat_symbol_size((unsigned long)event_triggers_post_call,
 				      &start);
 	if (!size)

@@ -98,8 +98,8 @@
 static typeof_member(struct fsm_kl_command, parse) fsm_k_parse;
 static typeof_member(struct fsm_kl_command, reg) fsm_k_reg;
 static struct fsm_kl_cbs fsm_k_data;
-/* free_event_filter(), for the rmmod path (NULL: free one by one) */
-static void (*fsm_k_free_filter)(struct event_filter *filter);
+/* free_event_filter() was found (fsm_kcall()): rmmod frees in one batch */
+static bool fsm_k_free_filter;
 
 /* The stackmap command (on trigger_commands) and its data's callbacks. */
 static struct fsm_kl_kind fsm_cmd;
@@ -403,7 +403,7 @@ static void fsm_trig_release(struct fsm_trig *t)
 	struct event_filter *filter = rcu_access_pointer(data->filter);
 
 	if (filter)
-		fsm_k_free_filter(filter);
+		fsm_kcall(free_event_filter)(filter);
 	kfree(data->filter_str);
 	kfree(data);
 	fsm_trig_clear_slots(t);
@@ -539,7 +539,7 @@ static int fsm_trig_reg(char *glob, struct fsm_kl_trigger_data *data,
 	list_for_each_entry(test, &file->triggers, list)
 		if (test->cmd_ops->trigger_type == data->cmd_ops->trigger_type)
 			return -EEXIST;
-	sid = fsm_ks.find_event_file(file->tr, "stackmap", "stack_id");
+	sid = fsm_kcall(find_event_file)(file->tr, "stackmap", "stack_id");
 	if (!sid)
 		return -ENODEV;
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
@@ -712,10 +712,7 @@ static const char *fsm_trig_resolve(void)
 		return why;
 	fsm_k_parse = st->parse;
 	fsm_k_reg = st->reg;
-	fsm_k_free_filter = fsm_ks.free_event_filter;
-	if (fsm_k_free_filter &&
-	    !fsm_compat_call_target_ok("free_event_filter", fsm_k_free_filter))
-		fsm_k_free_filter = NULL;
+	fsm_k_free_filter = fsm_ks.free_event_filter != NULL;
 	if (!fsm_k_free_filter)
 		pr_info("free_event_filter not found: rmmod frees stackmap triggers one by one (slower)\n");
 

@@ -18,6 +18,7 @@
 #include <linux/namei.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/static_call.h>
 #include <linux/string.h>
 #include <linux/trace_events.h>
 #include <linux/tracefs.h>
@@ -32,7 +33,6 @@
  * instruction. Decided at build time from the kernel configuration.
  */
 #if defined(CONFIG_X86_KERNEL_IBT)
-#include <asm/cpufeature.h>
 #include <asm/ibt.h>
 #define FSM_HAVE_IBT 1
 #elif defined(CONFIG_ARM64_BTI_KERNEL)
@@ -57,9 +57,6 @@ static_assert(__same_type(&tracefs_remove, void (*)(struct dentry *)),
 #ifdef CONFIG_KALLSYMS
 static_assert(__same_type(&kallsyms_show_value, bool (*)(const struct cred *)),
 	      "kallsyms_show_value() changed its prototype: adapt compat.c");
-static_assert(__same_type(&kallsyms_lookup_name,
-			  unsigned long (*)(const char *)),
-	      "kallsyms_lookup_name() changed its prototype: adapt compat.c");
 #endif /* CONFIG_KALLSYMS */
 
 /*
@@ -86,41 +83,99 @@ static_assert(__same_type(((struct dentry *)NULL)->d_subdirs,
 	list_for_each_entry(child, &(parent)->d_subdirs, d_child)
 #endif /* FSM_HAVE_DENTRY_D_CHILDREN */
 
-static typeof(tracefs_create_file) *fsm_tracefs_create_file;
-static typeof(tracefs_remove) *fsm_tracefs_remove;
+/*
+ * The kernel functions this file borrows, called through static calls
+ * (direct calls on x86: see fsm_kcall() in ksyms.h for why), each with a
+ * flag that says it was set. Set at fsm_compat_init(), never changed.
+ */
+DEFINE_STATIC_CALL_NULL(fsm_sc_tracefs_create_file, tracefs_create_file);
+DEFINE_STATIC_CALL_NULL(fsm_sc_tracefs_remove, tracefs_remove);
+static bool fsm_have_tracefs;
 static struct dentry *fsm_debugfs_root;
 static const char *fsm_debugfs_why;
 #ifdef CONFIG_KALLSYMS
-static typeof(kallsyms_show_value) *fsm_kallsyms_show_value;
-static typeof(kallsyms_lookup_name) *fsm_kallsyms_lookup_name;
+DEFINE_STATIC_CALL_NULL(fsm_sc_kallsyms_show_value, kallsyms_show_value);
+static bool fsm_have_show_value;
 #endif /* CONFIG_KALLSYMS */
+
+/* Borrowed functions found by name, and how many of them are sealed. */
+static unsigned int fsm_borrowed_fns, fsm_borrowed_sealed;
+
+#if defined(CONFIG_X86_KERNEL_IBT)
+static int fsm_endbr_at(unsigned long addr);
+#endif /* CONFIG_X86_KERNEL_IBT */
 
 #ifdef CONFIG_KPROBES
 /*
- * Resolve @name once through a kprobe. Return: its address or 0. A kprobe
- * on a function entry reports the address after an ENDBR64 (x86 IBT moves
- * the probe behind it), so step back over it to get the call target.
+ * Resolve @name once through a kprobe. Return: the symbol's address, or 0.
+ *
+ * register_kprobe() on a name (6.1, 6.12, 7.x: kernel/kprobes.c) looks it
+ * up with kallsyms (kprobe_lookup_name()), lets the architecture step over
+ * an ENDBR at a function entry (x86, arch_adjust_kprobe_addr(): the seal
+ * poison counts as one there), and stores the result in @kp.addr *before*
+ * any check of the address: for a data symbol the registration then fails
+ * (-EINVAL, not kernel text) with @kp.addr set. So data and functions
+ * resolve alike, and the module never calls kallsyms_lookup_name() (not
+ * exported, and sealed on 6.12 and 7.x). The probe is registered disabled:
+ * a function that registers is never armed. What came back is checked
+ * with sprint_symbol() (exported): the start of a symbol, or 4 bytes into
+ * one that starts with ENDBR or its poison; anything else is refused.
+ * @quiet: say nothing when the name is not found (the caller says what it
+ * does without).
  */
-static unsigned long fsm_kprobe_lookup(const char *name)
+static unsigned long fsm_kprobe_lookup(const char *name, bool quiet)
 {
-	struct kprobe kp = { .symbol_name = name };
-	unsigned long addr;
+	struct kprobe kp = {
+		.symbol_name = name,
+		.flags = KPROBE_FLAG_DISABLED,
+	};
+	unsigned long addr, off = ~0UL, size;
+	char *buf, *p;
 	int ret;
 
 	ret = register_kprobe(&kp);
-	if (ret < 0) {
-		pr_warn("cannot resolve %s through a kprobe (%d)\n", name, ret);
+	if (!ret)
+		unregister_kprobe(&kp);
+	addr = (unsigned long)kp.addr;
+	if (!addr) {
+		if (!quiet)
+			pr_warn("cannot resolve %s through a kprobe (%d)\n",
+				name, ret);
 		return 0;
 	}
-	addr = (unsigned long)kp.addr;
-	unregister_kprobe(&kp);
-	return addr;
+	buf = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
+	if (!buf)
+		return 0;
+	sprint_symbol(buf, addr);	/* "name+0xoff/0xsize" */
+	p = strrchr(buf, '+');
+	if (p && sscanf(p, "+%lx/%lx", &off, &size) == 2)
+		*p = '\0';
+	if (!p || off == ~0UL || strcmp(buf, name)) {
+		off = ~0UL;
+	} else if (off == 4) {
+#if defined(CONFIG_X86_KERNEL_IBT)
+		if (!fsm_endbr_at(addr - 4))
+			off = ~0UL;
+#else
+		off = ~0UL;
+#endif /* CONFIG_X86_KERNEL_IBT */
+	} else if (off) {
+		off = ~0UL;
+	}
+	kfree(buf);
+	if (off == ~0UL) {
+		pr_warn("%s: the kprobe gave %pS, not the symbol: not using it\n",
+			name, (void *)addr);
+		return 0;
+	}
+	return addr - off;
 }
 #else
-static unsigned long fsm_kprobe_lookup(const char *name)
+static unsigned long fsm_kprobe_lookup(const char *name, bool quiet)
 {
-	pr_warn("cannot resolve %s: kernel built without CONFIG_KPROBES\n",
-		name);
+	if (!quiet)
+		pr_warn("cannot resolve %s: kernel built without CONFIG_KPROBES\n",
+			name);
 	return 0;
 }
 #endif /* CONFIG_KPROBES */
@@ -148,31 +203,28 @@ static int fsm_endbr_at(unsigned long addr)
 #endif /* CONFIG_X86_KERNEL_IBT */
 
 /*
- * With indirect branch tracking, check that @addr (or @addr - 4 when the
- * kprobe skipped the marker) is a valid indirect-call target.
- * Return: the call target, or 0 to refuse.
+ * With indirect branch tracking, check that @addr (a function pointer read
+ * from a kernel structure) is a valid indirect-call target.
+ * Return: @addr, or 0 to refuse.
  */
 static unsigned long fsm_check_call_target(const char *name, unsigned long addr)
 {
 #if FSM_HAVE_IBT
 #if defined(CONFIG_X86_KERNEL_IBT)
-	int at = fsm_endbr_at(addr), before = fsm_endbr_at(addr - 4);
+	int at = fsm_endbr_at(addr);
 
 	if (at > 0)
 		return addr;
-	if (before > 0)
-		return addr - 4;
-	if (at < 0 || before < 0) {
+	if (at < 0) {
 		/*
-		 * The kernel seals at boot whatever the CPU (6.12 and 7.x
-		 * seal kallsyms_lookup_name, kallsyms_show_value and
-		 * tracefs_remove): the poison is a NOP, harmless while the
-		 * CPU does not enforce IBT (no IBT, or ibt=off), fatal once
-		 * it does.
+		 * Sealed: the kernel poisons at boot, whatever the CPU, the
+		 * ENDBR of a function whose address nothing takes (6.12 and
+		 * 7.x). The poison is a NOP while the CPU does not enforce
+		 * IBT (QEMU's TCG, ibt=off), and an indirect call there faults
+		 * (#CP) once it does: refused always, so that a guest without
+		 * IBT shows what a CPU with IBT would do.
 		 */
-		if (!cpu_feature_enabled(X86_FEATURE_IBT))
-			return at < 0 ? addr : addr - 4;
-		pr_warn("%s at %pS: its ENDBR is sealed (never called indirectly) and IBT is on: not using it\n",
+		pr_warn("%s at %pS: its ENDBR is sealed (never called indirectly): not using it\n",
 			name, (void *)addr);
 		return 0;
 	}
@@ -192,13 +244,36 @@ static unsigned long fsm_check_call_target(const char *name, unsigned long addr)
 #endif /* FSM_HAVE_IBT */
 }
 
+/*
+ * Whether @addr, the start of the function @name found by name, may be
+ * called through a static call (fsm_kcall(), ksyms.h). With arch static
+ * calls (x86) that is a direct call: any function start will do, sealed or
+ * not. Without them (arm64) it is an indirect call: the target must be a
+ * valid one. Counts the functions, and the sealed ones, for
+ * fsm_compat_announce(). Return: @addr, or 0 to refuse.
+ */
+static unsigned long fsm_direct_target(const char *name, unsigned long addr)
+{
+	fsm_borrowed_fns++;
+#if defined(CONFIG_X86_KERNEL_IBT)
+	if (fsm_endbr_at(addr) < 0)
+		fsm_borrowed_sealed++;
+#endif /* CONFIG_X86_KERNEL_IBT */
+#ifdef CONFIG_HAVE_STATIC_CALL
+	return addr;
+#else
+	return fsm_check_call_target(name, addr);
+#endif /* CONFIG_HAVE_STATIC_CALL */
+}
+
+/* A function found by name, for a static call (fsm_direct_target()). */
 static void *fsm_resolve(const char *name)
 {
-	unsigned long addr = fsm_kprobe_lookup(name);
+	unsigned long addr = fsm_kprobe_lookup(name, false);
 
 	if (!addr)
 		return NULL;
-	return (void *)fsm_check_call_target(name, addr);
+	return (void *)fsm_direct_target(name, addr);
 }
 
 /* fsm_compat_layouts_why(): NULL, or why the layouts are not this kernel's */
@@ -235,16 +310,24 @@ const char *fsm_compat_layouts_why(void)
 
 int fsm_compat_init(bool force_debugfs)
 {
-	void *create = NULL, *remove = NULL;
-
 	fsm_kl_check_kernel();
 
 #ifdef CONFIG_KALLSYMS
-	fsm_kallsyms_show_value = fsm_resolve("kallsyms_show_value");
-	fsm_kallsyms_lookup_name = fsm_resolve("kallsyms_lookup_name");
+	{
+		typeof(kallsyms_show_value) *show;
+
+		show = fsm_resolve("kallsyms_show_value");
+		if (show) {
+			static_call_update(fsm_sc_kallsyms_show_value, show);
+			fsm_have_show_value = true;
+		}
+	}
 #endif /* CONFIG_KALLSYMS */
 	/* through the export where the kernel has one (7.x: create only) */
 	if (!force_debugfs) {
+		typeof(tracefs_create_file) *create;
+		typeof(tracefs_remove) *remove = NULL;
+
 #if FSM_HAVE_TRACEFS_CREATE_FILE_EXPORT
 		create = tracefs_create_file;
 #else
@@ -253,13 +336,15 @@ int fsm_compat_init(bool force_debugfs)
 #if FSM_HAVE_TRACEFS_REMOVE_EXPORT
 		remove = tracefs_remove;
 #else
-		remove = create ? fsm_resolve("tracefs_remove") : NULL;
+		if (create)
+			remove = fsm_resolve("tracefs_remove");
 #endif /* FSM_HAVE_TRACEFS_REMOVE_EXPORT */
-	}
-	if (create && remove) {
-		fsm_tracefs_create_file = create;
-		fsm_tracefs_remove = remove;
-		return 0;
+		if (create && remove) {
+			static_call_update(fsm_sc_tracefs_create_file, create);
+			static_call_update(fsm_sc_tracefs_remove, remove);
+			fsm_have_tracefs = true;
+			return 0;
+		}
 	}
 	fsm_debugfs_why = force_debugfs ? "force_debugfs=1" :
 			  "tracefs_create_file/tracefs_remove not resolvable";
@@ -275,8 +360,13 @@ int fsm_compat_init(bool force_debugfs)
 
 void fsm_compat_announce(void)
 {
+	pr_info("borrowed kernel functions: %u found by name, %u of them sealed (ENDBR poisoned), %s\n",
+		fsm_borrowed_fns, fsm_borrowed_sealed,
+		IS_ENABLED(CONFIG_HAVE_STATIC_CALL) ?
+		"each called directly, never through a pointer" :
+		"called through pointers (no arch static calls), each a valid indirect-call target");
 #ifdef CONFIG_KALLSYMS
-	if (!fsm_kallsyms_show_value)
+	if (!fsm_have_show_value)
 		pr_warn("kallsyms_show_value not resolvable: kernel addresses only for openers with CAP_SYSLOG that %%pK does not hide from\n");
 #endif /* CONFIG_KALLSYMS */
 #if !FSM_HAVE_TRACE_ITER_BITS
@@ -287,7 +377,7 @@ void fsm_compat_announce(void)
 		pr_warn("trace output: %s: options/sym-offset and sym-addr are not followed (offsets always shown)\n",
 			fsm_kl_why);
 #endif /* !FSM_HAVE_TRACE_ITER_BITS */
-	if (fsm_tracefs_create_file)
+	if (fsm_have_tracefs)
 		pr_info("nodes in tracefs (top level and every instance)\n");
 	else if (fsm_debugfs_root)
 		pr_warn("%s: nodes under /sys/kernel/debug/ftrace_stackmap/ (same layout as tracefs)\n",
@@ -315,25 +405,19 @@ void fsm_compat_exit(void)
 {
 	debugfs_remove(fsm_debugfs_root);
 	fsm_debugfs_root = NULL;
-	fsm_tracefs_create_file = NULL;
-	fsm_tracefs_remove = NULL;
+	fsm_have_tracefs = false;
 #ifdef CONFIG_KALLSYMS
-	fsm_kallsyms_show_value = NULL;
-	fsm_kallsyms_lookup_name = NULL;
+	fsm_have_show_value = false;
 #endif /* CONFIG_KALLSYMS */
 }
 
 void *fsm_compat_ksym(const char *name, bool func)
 {
-	unsigned long addr = 0;
+	unsigned long addr = fsm_kprobe_lookup(name, true);
 
-#ifdef CONFIG_KALLSYMS
-	if (fsm_kallsyms_lookup_name)
-		addr = fsm_kallsyms_lookup_name(name);
-#endif /* CONFIG_KALLSYMS */
 	if (!addr || !func)
 		return (void *)addr;
-	return (void *)fsm_check_call_target(name, addr);
+	return (void *)fsm_direct_target(name, addr);
 }
 
 bool fsm_compat_call_target_ok(const char *what, const void *fn)
@@ -409,8 +493,8 @@ static bool fsm_show_kaddr_fallback(const struct file *file)
 bool fsm_compat_show_kaddr(const struct file *file)
 {
 #ifdef CONFIG_KALLSYMS
-	if (fsm_kallsyms_show_value)
-		return fsm_kallsyms_show_value(file->f_cred);
+	if (fsm_have_show_value)
+		return static_call(fsm_sc_kallsyms_show_value)(file->f_cred);
 	return fsm_show_kaddr_fallback(file);
 #else
 	return kallsyms_show_value(file->f_cred);	/* false */
@@ -419,7 +503,7 @@ bool fsm_compat_show_kaddr(const struct file *file)
 
 bool fsm_compat_have_tracefs(void)
 {
-	return fsm_tracefs_create_file != NULL;
+	return fsm_have_tracefs;
 }
 
 struct dentry *fsm_compat_create_file(const char *name, umode_t mode,
@@ -428,9 +512,10 @@ struct dentry *fsm_compat_create_file(const char *name, umode_t mode,
 {
 	struct dentry *d;
 
-	if (fsm_tracefs_create_file) {
+	if (fsm_have_tracefs) {
 		/* tracefs returns NULL on every failure (dead parent, lockdown) */
-		d = fsm_tracefs_create_file(name, mode, parent, data, fops);
+		d = static_call(fsm_sc_tracefs_create_file)(name, mode, parent,
+							    data, fops);
 		return d ? d : ERR_PTR(-ENOENT);
 	}
 	if (!fsm_debugfs_root)
@@ -454,8 +539,8 @@ void fsm_compat_remove(struct dentry *dentry)
 {
 	if (IS_ERR_OR_NULL(dentry))
 		return;
-	if (fsm_tracefs_remove)
-		fsm_tracefs_remove(dentry);
+	if (fsm_have_tracefs)
+		static_call(fsm_sc_tracefs_remove)(dentry);
 	else
 		debugfs_remove(dentry);
 }

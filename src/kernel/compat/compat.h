@@ -16,16 +16,26 @@
  * name, read .addr, unregister: the technique lttng-modules uses), cached,
  * and every failure is reported once and degrades: without them the nodes
  * are offered with the same layout under debugfs
- * (/sys/kernel/debug/ftrace_stackmap/), and dmesg says so once. With
- * indirect branch tracking (x86 IBT, arm64 BTI) the resolved address must be
- * a valid indirect-call target (ENDBR64 / BTI c / PACIASP) or it is refused
- * (an ENDBR the kernel sealed at boot, because nothing calls the function
- * indirectly, is a NOP that faults once the CPU enforces IBT: such a
- * target is refused while IBT is on; 6.12 and 7.x seal kallsyms_lookup_name,
- * kallsyms_show_value and tracefs_remove).
- * The pointers are declared with typeof() of the real prototypes, so a
- * signature change breaks the build instead of a cast silently lying
- * ("canary" checks, see compat.c).
+ * (/sys/kernel/debug/ftrace_stackmap/), and dmesg says so once.
+ *
+ * Indirect branch tracking (x86 IBT, arm64 BTI). 6.12 and 7.x seal at boot,
+ * whatever the CPU, the ENDBR of every function whose address nothing in
+ * the kernel takes: every function the module borrows by name is one
+ * (tracefs_create_file on 6.12, tracefs_remove, kallsyms_show_value and
+ * those of compat/ksyms.c; measured on Debian's 6.12.118 and 7.3.4 amd64).
+ * Sealed means no pointer to it exists in the kernel, so none can be
+ * taken from a kernel structure, and copying each function's body would
+ * duplicate private logic over private layouts: the module calls them
+ * directly instead, through static calls (on x86 a call instruction the
+ * kernel patches to the function; an ENDBR is needed only by indirect
+ * calls). Function pointers the module reads from kernel structures (the
+ * trigger callbacks) are called indirectly, so they must be valid
+ * indirect-call targets (ENDBR64 / BTI c / PACIASP); a sealed one is
+ * refused whether or not the CPU enforces IBT, so that guests without IBT
+ * prove what a CPU with it would do. The static calls are declared with
+ * the kernel's prototypes where it declares them, so a signature change
+ * breaks the build instead of a cast silently lying ("canary" checks, see
+ * compat.c).
  *
  * kallsyms_show_value() (who may see kernel addresses, the policy of
  * /proc/kallsyms: kptr_restrict, perf_event_paranoid, CAP_SYSLOG of a
@@ -272,12 +282,15 @@ typedef void (*fsm_dir_event_fn)(const struct qstr *name, enum fsm_dir_event ev)
 /**
  * fsm_compat_ksym - address of a kernel symbol that is not exported.
  * @name: symbol name (data symbols need CONFIG_KALLSYMS_ALL)
- * @func: the address will be called through a pointer: with IBT/BTI it
- *        must be a valid indirect-call target, else it is refused
+ * @func: a function, to be called through a static call (fsm_kcall() in
+ *        ksyms.h): counted for the load message, and where static calls
+ *        are indirect (arm64) it must be a valid indirect-call target,
+ *        else it is refused
  *
- * kallsyms_lookup_name() is not exported (5.7+): it is itself resolved
- * once through a kprobe at fsm_compat_init() (a kprobe cannot be put on a
- * data symbol, hence this two-step way). The caller checks what it got
+ * Resolved through a kprobe on the name, data symbols included
+ * (compat.c, fsm_kprobe_lookup()): kallsyms_lookup_name() is neither
+ * exported (5.7+) nor callable through a pointer on 6.12 and 7.x (sealed),
+ * and the module does not need it. The caller checks what it got
  * (names can be ambiguous for static symbols) and says why in dmesg when
  * it gives up. Used by compat/ksyms.c only: the rest of the module reads
  * the cached symbols of struct fsm_ksyms.

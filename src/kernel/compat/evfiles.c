@@ -346,7 +346,7 @@ int fsm_compat_list_events(struct dentry *inst_dir,
 			break;
 		}
 		if (fsm_evf_pins) {
-			fsm_ks.event_file_get(file);
+			fsm_kcall(event_file_get)(file);
 			n->file = file;
 		}
 		list_add_tail(&n->list, out);
@@ -364,7 +364,7 @@ void fsm_compat_free_events(struct list_head *events)
 		list_del(&n->list);
 		/* the last put of a removed file frees it (EVENT_FILE_FL_FREED) */
 		if (n->file)
-			fsm_ks.event_file_put(n->file);
+			fsm_kcall(event_file_put)(n->file);
 		kfree(n);
 	}
 }

@@ -14,34 +14,60 @@
 /*
  * Written once, by fsm_ksyms_init() during module init, then read-only
  * (the module loader write-protects __ro_after_init data once init
- * returns): the pointers are called from NMI and int3 handlers, so no
- * later write can race them, and none clears them at exit.
+ * returns): the functions are called from NMI and int3 handlers, so no
+ * later write can race them, and none clears them at exit. The static
+ * calls are likewise set once, at init, and never changed.
  */
 struct fsm_ksyms fsm_ks __ro_after_init;
 
-/* Data symbols (false) are taken as they are; functions are checked. */
-#define FSM_KSYM(field, func)						\
-	(fsm_ks.field = (typeof(fsm_ks.field))fsm_compat_ksym(#field, func))
+DEFINE_STATIC_CALL_NULL(fsm_ks_stack_trace_save_regs, fsm_ks_stack_trace_save_regs_t);
+DEFINE_STATIC_CALL_NULL(fsm_ks_tracer_tracing_is_on, fsm_ks_tracer_tracing_is_on_t);
+DEFINE_STATIC_CALL_NULL(fsm_ks_find_event_file, fsm_ks_find_event_file_t);
+DEFINE_STATIC_CALL_NULL(fsm_ks_free_event_filter, fsm_ks_free_event_filter_t);
+DEFINE_STATIC_CALL_NULL(fsm_ks_update_cond_flag, fsm_ks_update_cond_flag_t);
+DEFINE_STATIC_CALL_NULL(fsm_ks_event_file_get, fsm_ks_event_file_get_t);
+DEFINE_STATIC_CALL_NULL(fsm_ks_event_file_put, fsm_ks_event_file_put_t);
+DEFINE_STATIC_CALL_NULL(fsm_ks_trace_buffered_event_enable,
+			fsm_ks_trace_buffered_event_enable_t);
+DEFINE_STATIC_CALL_NULL(fsm_ks_trace_buffered_event_disable,
+			fsm_ks_trace_buffered_event_disable_t);
+
+/* A data symbol, taken as it is. */
+#define FSM_KSYM_DATA(field)						\
+	(fsm_ks.field = (typeof(fsm_ks.field))fsm_compat_ksym(#field, false))
+
+/*
+ * A function: its address, and its static call pointed at it before any
+ * fsm_kcall() can run (nothing that calls them is registered yet).
+ * static_call_update() patches the module's own call sites (text_poke),
+ * which is fine at init, before the module's hooks exist.
+ */
+#define FSM_KSYM_FUNC(field)						\
+	do {								\
+		fsm_ks.field = fsm_compat_ksym(#field, true);		\
+		if (fsm_ks.field)					\
+			static_call_update(fsm_ks_##field,		\
+				(fsm_ks_##field##_t *)fsm_ks.field);	\
+	} while (0)
 
 void fsm_ksyms_init(void)
 {
-	FSM_KSYM(stack_trace_save_regs, true);
-	FSM_KSYM(tracer_tracing_is_on, true);
-	FSM_KSYM(temp_buffer, false);
-	FSM_KSYM(trigger_commands, false);
-	FSM_KSYM(trigger_cmd_mutex, false);
-	FSM_KSYM(event_mutex, false);
-	FSM_KSYM(trigger_stacktrace_cmd, false);
-	FSM_KSYM(find_event_file, true);
-	FSM_KSYM(free_event_filter, true);
-	FSM_KSYM(update_cond_flag, true);
-	FSM_KSYM(kprobes_all_disarmed, false);
-	FSM_KSYM(event_file_get, true);
-	FSM_KSYM(event_file_put, true);
-	FSM_KSYM(trace_buffered_event_enable, true);
-	FSM_KSYM(trace_buffered_event_disable, true);
+	FSM_KSYM_FUNC(stack_trace_save_regs);
+	FSM_KSYM_FUNC(tracer_tracing_is_on);
+	FSM_KSYM_DATA(temp_buffer);
+	FSM_KSYM_DATA(trigger_commands);
+	FSM_KSYM_DATA(trigger_cmd_mutex);
+	FSM_KSYM_DATA(event_mutex);
+	FSM_KSYM_DATA(trigger_stacktrace_cmd);
+	FSM_KSYM_FUNC(find_event_file);
+	FSM_KSYM_FUNC(free_event_filter);
+	FSM_KSYM_FUNC(update_cond_flag);
+	FSM_KSYM_DATA(kprobes_all_disarmed);
+	FSM_KSYM_FUNC(event_file_get);
+	FSM_KSYM_FUNC(event_file_put);
+	FSM_KSYM_FUNC(trace_buffered_event_enable);
+	FSM_KSYM_FUNC(trace_buffered_event_disable);
 }
-
 
 /*
  * Context: task, may sleep. Only the source backend that needs it takes it
@@ -69,7 +95,8 @@ void fsm_compat_event_unlock(void)
  */
 bool notrace fsm_tracing_is_on(struct trace_array *tr)
 {
-	return !fsm_ks.tracer_tracing_is_on || fsm_ks.tracer_tracing_is_on(tr);
+	return !fsm_ks.tracer_tracing_is_on ||
+	       fsm_kcall(tracer_tracing_is_on)(tr);
 }
 NOKPROBE_SYMBOL(fsm_tracing_is_on);
 

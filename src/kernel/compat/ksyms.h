@@ -2,13 +2,14 @@
 /*
  * ksyms.h - the kernel symbols that the module borrows without an export.
  *
- * All lookups by name are in compat/: compat.c resolves four symbols
- * through a kprobe (kallsyms_lookup_name, kallsyms_show_value,
- * tracefs_create_file, tracefs_remove: see compat.h), and this file every
- * other one through kallsyms_lookup_name(), once at module load
- * (fsm_ksyms_init(), right after fsm_compat_init()), cached here and never
- * looked up again. A function pointer is kept only if it is a valid
- * indirect-call target (IBT/BTI). NULL means "not found": every user
+ * All lookups by name are in compat/ and go through a kprobe
+ * (fsm_compat_ksym(): register_kprobe() resolves the name, data symbols
+ * included, without the module calling kallsyms_lookup_name()): compat.c
+ * resolves kallsyms_show_value, tracefs_create_file and tracefs_remove,
+ * this file every other one, once at module load (fsm_ksyms_init(), right
+ * after fsm_compat_init()), cached here and never looked up again. The
+ * functions are called directly (fsm_kcall()), never through a pointer
+ * taken by name. NULL means "not found": every user
  * checks for it, says once in dmesg what it does without, and degrades
  * (the feature is off or takes a slower path); nothing outside compat/
  * looks a symbol up.
@@ -22,6 +23,7 @@
 #ifndef FSM_COMPAT_KSYMS_H
 #define FSM_COMPAT_KSYMS_H
 
+#include <linux/static_call.h>
 #include <linux/types.h>
 
 struct event_filter;
@@ -32,6 +34,25 @@ struct pt_regs;
 struct trace_array;
 struct trace_buffer;
 struct trace_event_file;
+
+/*
+ * The prototypes of the borrowed functions, each spelled once: the static
+ * call of each (below) has exactly this type.
+ */
+typedef unsigned int fsm_ks_stack_trace_save_regs_t(struct pt_regs *regs,
+						    unsigned long *store,
+						    unsigned int size,
+						    unsigned int skipnr);
+typedef bool fsm_ks_tracer_tracing_is_on_t(struct trace_array *tr);
+typedef struct trace_event_file *fsm_ks_find_event_file_t(struct trace_array *tr,
+							  const char *system,
+							  const char *event);
+typedef void fsm_ks_free_event_filter_t(struct event_filter *filter);
+typedef void fsm_ks_update_cond_flag_t(struct trace_event_file *file);
+typedef void fsm_ks_event_file_get_t(struct trace_event_file *file);
+typedef void fsm_ks_event_file_put_t(struct trace_event_file *file);
+typedef void fsm_ks_trace_buffered_event_enable_t(void);
+typedef void fsm_ks_trace_buffered_event_disable_t(void);
 
 /**
  * struct fsm_ksyms - the borrowed kernel symbols (NULL: not found).
@@ -54,31 +75,56 @@ struct trace_event_file;
  * @trace_buffered_event_enable:  take a count of the kernel's per-CPU
  *                          buffered events (src_trig.c)
  * @trace_buffered_event_disable: give one back
+ *
+ * The function members are addresses, not pointers to call: a borrowed
+ * function is called only through fsm_kcall() (see there), and its member
+ * says whether it was found.
  */
 struct fsm_ksyms {
-	unsigned int (*stack_trace_save_regs)(struct pt_regs *regs,
-					      unsigned long *store,
-					      unsigned int size,
-					      unsigned int skipnr);
-	bool (*tracer_tracing_is_on)(struct trace_array *tr);
+	const void *stack_trace_save_regs;
+	const void *tracer_tracing_is_on;
 	struct trace_buffer **temp_buffer;
 	struct list_head *trigger_commands;
 	struct mutex *trigger_cmd_mutex;
 	struct mutex *event_mutex;
 	struct fsm_kl_command *trigger_stacktrace_cmd;
-	struct trace_event_file *(*find_event_file)(struct trace_array *tr,
-						    const char *system,
-						    const char *event);
-	void (*free_event_filter)(struct event_filter *filter);
-	void (*update_cond_flag)(struct trace_event_file *file);
+	const void *find_event_file;
+	const void *free_event_filter;
+	const void *update_cond_flag;
 	bool *kprobes_all_disarmed;
-	void (*event_file_get)(struct trace_event_file *file);
-	void (*event_file_put)(struct trace_event_file *file);
-	void (*trace_buffered_event_enable)(void);
-	void (*trace_buffered_event_disable)(void);
+	const void *event_file_get;
+	const void *event_file_put;
+	const void *trace_buffered_event_enable;
+	const void *trace_buffered_event_disable;
 };
 
 extern struct fsm_ksyms fsm_ks;
+
+/*
+ * fsm_kcall(name)(args...) calls the borrowed function @name (its member
+ * of fsm_ks non-NULL: check first). It is a static call (the kernel's
+ * <linux/static_call.h>), set once at fsm_ksyms_init(): on x86 a direct
+ * call instruction that the kernel patched to the function, so the
+ * function needs no ENDBR. That matters because 6.12 and 7.x seal (poison
+ * at boot) the ENDBR of every function whose address nothing in the
+ * kernel takes, and nothing takes these: an indirect call to them faults
+ * (#CP) on a CPU that enforces IBT, a direct one does not. Without arch
+ * static calls (arm64) it is a call through the key's pointer, and
+ * fsm_compat_ksym() checked the BTI landing pad of the target before.
+ */
+#define fsm_kcall(name) static_call(fsm_ks_##name)
+
+DECLARE_STATIC_CALL(fsm_ks_stack_trace_save_regs, fsm_ks_stack_trace_save_regs_t);
+DECLARE_STATIC_CALL(fsm_ks_tracer_tracing_is_on, fsm_ks_tracer_tracing_is_on_t);
+DECLARE_STATIC_CALL(fsm_ks_find_event_file, fsm_ks_find_event_file_t);
+DECLARE_STATIC_CALL(fsm_ks_free_event_filter, fsm_ks_free_event_filter_t);
+DECLARE_STATIC_CALL(fsm_ks_update_cond_flag, fsm_ks_update_cond_flag_t);
+DECLARE_STATIC_CALL(fsm_ks_event_file_get, fsm_ks_event_file_get_t);
+DECLARE_STATIC_CALL(fsm_ks_event_file_put, fsm_ks_event_file_put_t);
+DECLARE_STATIC_CALL(fsm_ks_trace_buffered_event_enable,
+		    fsm_ks_trace_buffered_event_enable_t);
+DECLARE_STATIC_CALL(fsm_ks_trace_buffered_event_disable,
+		    fsm_ks_trace_buffered_event_disable_t);
 
 /**
  * fsm_ksyms_init - look every symbol of struct fsm_ksyms up, once.
