@@ -119,14 +119,14 @@ def classify(rows):
     return n
 
 
-def chromium(binary, args, url, tmp):
-    """run headless chromium; (stdout, stderr)"""
+def chromium(binary, args, url, tmp, size=None):
+    """run headless chromium (window WIDTH x HEIGHT, or size); (rc, stdout, stderr)"""
     prof = tempfile.mkdtemp(prefix='prof-', dir=tmp)
     cmd = [binary, '--headless=new', '--no-sandbox', '--disable-gpu',
            '--disable-background-networking', '--disable-component-update',
            '--disable-sync', '--no-first-run', '--user-data-dir=' + prof,
            '--enable-logging=stderr', '--v=0',
-           '--window-size=%d,%d' % (WIDTH, HEIGHT)] + args + [url]
+           '--window-size=%d,%d' % (size or (WIDTH, HEIGHT))] + args + [url]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180)
     err = p.stderr.decode('utf-8', 'replace')
     if p.returncode != 0:
@@ -170,8 +170,12 @@ def render_svg(args):
     svg, out = os.path.abspath(opts['--svg']), os.path.abspath(opts['--png'])
     tmp = tempfile.mkdtemp(prefix='fgr-')
     url = 'file://' + svg
+    # the window as large as the SVG (its width and height attributes)
+    head = open(svg, encoding='utf-8', errors='replace').read(4096)
+    m = re.search(r'<svg[^>]*\swidth="(\d+)"[^>]*\sheight="(\d+)"', head)
+    size = (int(m.group(1)), int(m.group(2))) if m else None
     png = os.path.join(tmp, 'plain.png')
-    rc, _, logs = chromium(binary, ['--screenshot=' + png], url, tmp)
+    rc, _, logs = chromium(binary, ['--screenshot=' + png], url, tmp, size)
     if check(rc == 0 and os.path.exists(png), 'headless chromium: screenshot of %s' % svg):
         shutil.copyfile(png, out)
         print('# screenshot: %s' % out)
@@ -188,7 +192,7 @@ def render_svg(args):
         want = sum(n for k, n in folded.items() if frame in k.split(';'))
         regex = '^' + re.escape(frame) + '$'
         q = '#search=' + re.sub(r'[^A-Za-z0-9_]', lambda m: '%%%02X' % ord(m.group()), regex)
-        rc, dom, err = chromium(binary, ['--dump-dom'], url + q, tmp)
+        rc, dom, err = chromium(binary, ['--dump-dom'], url + q, tmp, size)
         logs += err
         m = re.search(r'<svg[^>]*\sdata-matched="(\d+)"', dom)
         check(m and int(m.group(1)) == want,
