@@ -118,10 +118,22 @@ if ! command -v mmdebstrap >/dev/null || [ "$(id -u)" -ne 0 ]; then
 	bad "fresh root: needs root and mmdebstrap (scripts/deps)"
 	finish
 fi
-hdr=$(apt-cache policy linux-headers-amd64 2>/dev/null | sed -n 's/^  Candidate: //p')
-key=$( { echo "$hdr"; cat "$repo/scripts/debian/control"; } | sha256sum | cut -c1-16)
+candidate() { apt-cache policy "$1" 2>/dev/null | sed -n 's/^  Candidate: //p'; }
+hdr=$(candidate linux-headers-amd64)
+# Debian 12's 6.12 kernel (bookworm-backports, and bookworm-security's
+# linux-6.12: 6.12.N+deb12, built with gcc-12): its meta package
+hdr612=$(candidate linux-headers-6.12-amd64)
+[ "$hdr612" = "(none)" ] && hdr612=
+if [ -n "$hdr612" ]; then
+	ok "apt has linux-headers-6.12-amd64 ($hdr612): the root gets 6.1 and 6.12 headers"
+else
+	bad "apt has no linux-headers-6.12-amd64 (bookworm-backports or bookworm-security): DKMS is tested on 6.1 alone"
+fi
+key=$( { echo "$hdr $hdr612"; cat "$repo/scripts/debian/control"; } | sha256sum | cut -c1-16)
 cache=$FSM_CACHE/deb-root
-tarball=$cache/bookworm-$key.tar
+# (bookworm-612-: a root with both kernels' headers; the older bookworm-KEY
+# roots had 6.1's alone)
+tarball=$cache/bookworm-612-$key.tar
 mirror=(
 	"deb http://deb.debian.org/debian bookworm main"
 	"deb http://deb.debian.org/debian bookworm-updates main"
@@ -145,11 +157,13 @@ t0=$(date +%s)
 (
 	fsm_lock deb-root
 	[ -f "$tarball" ] && exit 0
-	echo "# making the root $tarball (linux-headers-amd64 $hdr)"
-	rm -f "$cache"/bookworm-*.tar
+	echo "# making the root $tarball (linux-headers-amd64 $hdr, linux-headers-6.12-amd64 ${hdr612:-none})"
+	rm -f "$cache"/bookworm-612-*.tar
 	mkdir -p "$cache"
-	# the package lists and the downloaded packages stay in the root
-	mmdebstrap --quiet --variant=minbase --include=linux-headers-amd64 \
+	# the package lists and the downloaded packages stay in the root; the
+	# 6.12 headers depend on their kernel image, so the root has it too
+	mmdebstrap --quiet --variant=minbase \
+		--include="linux-headers-amd64${hdr612:+,linux-headers-6.12-amd64}" \
 		--skip=cleanup/apt/lists,cleanup/apt/cache bookworm "$R" "${mirror[@]}" &&
 		mkdir -p "$R/tmp/debs" && cp "$dkms_deb" "$tools_deb" "$R/tmp/debs/" && mount_root &&
 		inroot apt-get install -q -y --no-install-recommends --download-only "${in_root[@]}" &&
@@ -167,8 +181,25 @@ mkdir -p "$R"
 tar -C "$R" -xf "$tarball"
 t1=$(date +%s)
 echo "# fresh root ready in $((t1 - t0)) s"
-kver=$(basename "$(find "$R/lib/modules" -mindepth 1 -maxdepth 1 -type d | sort -V | tail -n 1)")
-check "fresh root: linux-headers-amd64 installed ($kver)" test -f "$R/lib/modules/$kver/build/Makefile"
+# the kernels whose headers the root has (DKMS builds for each of them: in
+# a chroot, whose `uname -r` is the host's, dkms's postinst takes every
+# kernel in /lib/modules on a first install; on a machine, the running and
+# the newest kernel)
+kvers=()
+for d in $(find "$R/lib/modules" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort -V); do
+	# build is an absolute link (/usr/src/linux-headers-KVER): resolved in
+	# the root, not on the host (which may have 6.1's headers, not 6.12's)
+	l=$(readlink "$R/lib/modules/$d/build") || continue
+	case $l in /*) l=$R$l ;; *) l=$R/lib/modules/$d/$l ;; esac
+	[ -f "$l/Makefile" ] && kvers+=("$d")
+done
+k61=$(printf '%s\n' "${kvers[@]}" | grep '^6\.1\.' | tail -n 1)
+k612=$(printf '%s\n' "${kvers[@]}" | grep '^6\.12\.' | tail -n 1)
+echo "# kernels with headers in the root: ${kvers[*]}"
+check "fresh root: linux-headers-amd64 installed (${k61:-no 6.1})" test -n "$k61"
+if [ -n "$hdr612" ]; then
+	check "fresh root: linux-headers-6.12-amd64 installed (${k612:-no 6.12})" test -n "$k612"
+fi
 # the file list of the root (apt and dpkg state, logs and caches aside)
 files() {
 	(cd "$R" && find . -xdev \( -path ./proc -o -path ./sys -o -path ./dev -o -path ./tmp \
@@ -189,16 +220,30 @@ check "apt-get install ./*.deb in the fresh root" test $rc -eq 0 || tail -30 "$t
 check "  ... pulled the dependencies (dkms, g++-12, libtracecmd1)" eval \
 	'grep -q "^Setting up dkms " "$tmp/install.log" && grep -q "^Setting up g++-12 " "$tmp/install.log" &&
 		grep -q "^Setting up libtracecmd1" "$tmp/install.log"'
-ko=$R/lib/modules/$kver/updates/dkms/ftrace_stackmap.ko
-check "DKMS built and installed the module for $kver" test -f "$ko" || {
-	grep -iE 'dkms|error|building' "$tmp/install.log" | tail -20 | diag
-	tail -20 "$R/var/lib/dkms/ftrace_stackmap/$ver/build/make.log" 2>/dev/null | diag
-}
-check "  ... dkms status: installed" eval \
-	'inroot dkms status ftrace_stackmap | grep "ftrace_stackmap/$ver, $kver, .*: installed" >/dev/null'
-check "  ... modinfo ftrace_stackmap (modules.dep): vermagic $kver" eval \
-	'inroot modinfo -k "$kver" -F vermagic ftrace_stackmap | grep "^$kver " >/dev/null'
-inroot modinfo -k "$kver" ftrace_stackmap 2>&1 | grep -E '^(filename|vermagic)' | diag
+# the module DKMS installed for KVER, as the kernel wants it: 6.12's
+# config compresses modules (MODULE_COMPRESS_XZ), and dkms does too
+kofiles() { compgen -G "$R/lib/modules/$1/updates/dkms/ftrace_stackmap.ko*"; }
+for kver in "${kvers[@]}"; do
+	check "DKMS built and installed the module for $kver" eval 'kofiles "$kver" >/dev/null' || {
+		grep -iE 'dkms|error|building' "$tmp/install.log" | tail -20 | diag
+		tail -20 "$R/var/lib/dkms/ftrace_stackmap/$ver/$kver/x86_64/log/make.log" 2>/dev/null | diag
+		tail -20 "$R/var/lib/dkms/ftrace_stackmap/$ver/build/make.log" 2>/dev/null | diag
+	}
+	check "  ... dkms status: installed for $kver" eval \
+		'inroot dkms status ftrace_stackmap 2>/dev/null | grep "ftrace_stackmap/$ver, $kver, .*: installed" >/dev/null'
+	check "  ... modinfo -k $kver ftrace_stackmap (modules.dep): vermagic $kver" eval \
+		'inroot modinfo -k "$kver" -F vermagic ftrace_stackmap | grep "^$kver " >/dev/null'
+	check "  ... modinfo -k $kver: version $ver (dkms.conf)" eval \
+		'[ "$(inroot modinfo -k "$kver" -F version ftrace_stackmap)" = "$ver" ]'
+	inroot modinfo -k "$kver" ftrace_stackmap 2>&1 | grep -E '^(filename|version|vermagic)' | diag
+	kofiles "$kver" | sed "s|^$R||; s|^|# installed: |"
+done
+inroot dkms status 2>/dev/null | diag
+# issue 22 item 6: the tools say the module's version
+for t in stackmap-report stackmap-ctl; do
+	check "$t --version: the version modinfo shows ($ver)" eval \
+		'[[ "$(inroot $t --version)" =~ ^"$t $ver"( |$) ]]'
+done
 check "stackmap-report --help runs" eval 'inroot stackmap-report --help >/dev/null'
 check "stackmap-ctl --help runs" eval 'inroot stackmap-ctl --help >/dev/null'
 # (minbase has no man-db: the files, where man looks for them)
@@ -211,8 +256,11 @@ t0=$(date +%s)
 inroot apt-get purge -q -y ftrace-stackmap-dkms ftrace-stackmap-tools >"$tmp/purge.log" 2>&1
 check "apt-get purge ftrace-stackmap-dkms ftrace-stackmap-tools" test $? -eq 0 ||
 	tail -20 "$tmp/purge.log" | diag
-check "  ... the module is gone" test ! -e "$ko"
-check "  ... modules.dep forgot it" eval '! grep -q ftrace_stackmap "$R/lib/modules/$kver/modules.dep"'
+for kver in "${kvers[@]}"; do
+	check "  ... the module is gone ($kver)" eval '! kofiles "$kver" >/dev/null'
+	check "  ... modules.dep forgot it ($kver)" eval \
+		'! grep -q ftrace_stackmap "$R/lib/modules/$kver/modules.dep"'
+done
 check "  ... no /usr/src/ftrace_stackmap-$ver, no dkms tree" eval \
 	'! [ -e "$R/usr/src/ftrace_stackmap-$ver" ] && ! [ -e "$R/var/lib/dkms/ftrace_stackmap" ]'
 left=$(cd "$R" && find . -xdev \( -path ./proc -o -path ./sys -o -path ./dev -o -path ./tmp \) -prune -o \

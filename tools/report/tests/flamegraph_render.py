@@ -15,6 +15,18 @@ stackmap-report flamegraph's SVG in a real browser: headless Chromium
    are hidden;
  - the browser's console log (--enable-logging=stderr) has no "Uncaught"
    error (and has one for a broken script: the check works).
+The screenshots are kept when $SMR_RENDER_OUT names a directory (ctest
+sets it to build/tools*/render/): flame.png (the plain SVG), search.png
+(with #search=).
+
+flamegraph_render.py --svg FILE.svg [--folded FILE.folded] --png OUT.png
+
+renders an SVG made elsewhere (make demo's build/demo/flame.svg) the same
+way: the screenshot (kept as OUT.png) has pixels of the three palettes
+over a minimum area each and no highlight, the console log no script
+error; with --folded (the same stacks' folded file), #search= of the
+first folded line's last frame highlights frames and data-matched = the
+records of the folded lines with that frame.
 Exit 0 passed, 1 a check failed, 77 chromium is not installed (unless
 SMR_REQUIRE_RENDER=1, as scripts/check sets: then 1).
 """
@@ -107,14 +119,14 @@ def classify(rows):
     return n
 
 
-def chromium(binary, args, url, tmp):
-    """run headless chromium; (stdout, stderr)"""
+def chromium(binary, args, url, tmp, size=None):
+    """run headless chromium (window WIDTH x HEIGHT, or size); (rc, stdout, stderr)"""
     prof = tempfile.mkdtemp(prefix='prof-', dir=tmp)
     cmd = [binary, '--headless=new', '--no-sandbox', '--disable-gpu',
            '--disable-background-networking', '--disable-component-update',
            '--disable-sync', '--no-first-run', '--user-data-dir=' + prof,
            '--enable-logging=stderr', '--v=0',
-           '--window-size=%d,%d' % (WIDTH, HEIGHT)] + args + [url]
+           '--window-size=%d,%d' % (size or (WIDTH, HEIGHT))] + args + [url]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180)
     err = p.stderr.decode('utf-8', 'replace')
     if p.returncode != 0:
@@ -122,12 +134,84 @@ def chromium(binary, args, url, tmp):
     return p.returncode, p.stdout.decode('utf-8', 'replace'), err
 
 
+def find_chromium():
+    return shutil.which('chromium') or shutil.which('chromium-browser')
+
+
+def read_folded(path):
+    folded = {}
+    for line in open(path, encoding='utf-8'):
+        if line.strip():
+            k, v = line.rstrip('\n').rsplit(' ', 1)
+            folded[k] = folded.get(k, 0) + int(v)
+    return folded
+
+
+def keep(png, name):
+    """copy a screenshot to $SMR_RENDER_OUT/name, if set"""
+    d = os.environ.get('SMR_RENDER_OUT')
+    if d and os.path.exists(png):
+        os.makedirs(d, exist_ok=True)
+        shutil.copyfile(png, os.path.join(d, name))
+        print('# screenshot kept: %s' % os.path.join(d, name))
+
+
+def render_svg(args):
+    """--svg FILE [--folded F] --png OUT: render an SVG made elsewhere"""
+    opts = dict(zip(args[0::2], args[1::2]))
+    if len(args) % 2 or set(opts) - {'--svg', '--folded', '--png'} or \
+            '--svg' not in opts or '--png' not in opts:
+        print(__doc__)
+        return 2
+    binary = find_chromium()
+    if not binary:
+        print('# chromium not found (scripts/deps installs it)')
+        return 1 if os.environ.get('SMR_REQUIRE_RENDER') == '1' else 77
+    svg, out = os.path.abspath(opts['--svg']), os.path.abspath(opts['--png'])
+    tmp = tempfile.mkdtemp(prefix='fgr-')
+    url = 'file://' + svg
+    # the window as large as the SVG (its width and height attributes)
+    head = open(svg, encoding='utf-8', errors='replace').read(4096)
+    m = re.search(r'<svg[^>]*\swidth="(\d+)"[^>]*\sheight="(\d+)"', head)
+    size = (int(m.group(1)), int(m.group(2))) if m else None
+    png = os.path.join(tmp, 'plain.png')
+    rc, _, logs = chromium(binary, ['--screenshot=' + png], url, tmp, size)
+    if check(rc == 0 and os.path.exists(png), 'headless chromium: screenshot of %s' % svg):
+        shutil.copyfile(png, out)
+        print('# screenshot: %s' % out)
+        _, _, rows = png_pixels(png)
+        n = classify(rows)
+        print('# pixels: %s' % n)
+        for k in ('task', 'user', 'kernel'):
+            check(n[k] >= 500, '%s palette drawn (%d pixels >= 500)' % (k, n[k]))
+        check(n['match'] == 0, 'no search highlight without a search')
+    if '--folded' in opts:
+        folded = read_folded(opts['--folded'])
+        frame = next(iter(folded)).split(';')[-1] if folded else ''
+        check(frame != '', 'the folded file has a stack')
+        want = sum(n for k, n in folded.items() if frame in k.split(';'))
+        regex = '^' + re.escape(frame) + '$'
+        q = '#search=' + re.sub(r'[^A-Za-z0-9_]', lambda m: '%%%02X' % ord(m.group()), regex)
+        rc, dom, err = chromium(binary, ['--dump-dom'], url + q, tmp, size)
+        logs += err
+        m = re.search(r'<svg[^>]*\sdata-matched="(\d+)"', dom)
+        check(m and int(m.group(1)) == want,
+              'search %s: data-matched = %d (folded lines with it)' % (regex, want))
+    bad = [l for l in logs.splitlines() if 'Uncaught' in l or 'SyntaxError' in l]
+    check(not bad, 'no script error in the console log' + (': ' + bad[0] if bad else ''))
+    print('# %d failed' % failed)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if failed else 0
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == '--svg':
+        return render_svg(sys.argv[1:])
     if len(sys.argv) != 3:
         print(__doc__)
         return 2
     sr, sample = sys.argv[1], sys.argv[2]
-    binary = shutil.which('chromium') or shutil.which('chromium-browser')
+    binary = find_chromium()
     if not binary:
         print('# chromium not found (scripts/deps installs it)')
         return 1 if os.environ.get('SMR_REQUIRE_RENDER') == '1' else 77
@@ -138,11 +222,7 @@ def main():
     if not check(p.returncode == 0, 'flamegraph --folded-input: exit 0'):
         return 1
     url = 'file://' + svg
-    folded = {}
-    for line in open(sample, encoding='utf-8'):
-        if line.strip():
-            k, v = line.rsplit(' ', 1)
-            folded[k] = folded.get(k, 0) + int(v)
+    folded = read_folded(sample)
     regex = r'^__schedule_\[k\]$|^main$'
     want = sum(n for k, n in folded.items() if any(re.search(regex, f) for f in k.split(';')))
     check(0 < want < sum(folded.values()), 'the search matches some stacks, not all (%d)' % want)
@@ -152,6 +232,7 @@ def main():
     rc, _, err = chromium(binary, ['--screenshot=' + png], url, tmp)
     logs += err
     if check(rc == 0 and os.path.exists(png), 'screenshot of the SVG'):
+        keep(png, 'flame.png')
         _, _, rows = png_pixels(png)
         n = classify(rows)
         print('# pixels: %s' % n)
@@ -164,6 +245,7 @@ def main():
     rc, _, err = chromium(binary, ['--screenshot=' + png], url + q, tmp)
     logs += err
     if check(rc == 0 and os.path.exists(png), 'screenshot with #search='):
+        keep(png, 'search.png')
         _, _, rows = png_pixels(png)
         n = classify(rows)
         print('# pixels: %s' % n)

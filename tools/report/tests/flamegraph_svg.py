@@ -45,7 +45,11 @@ def parse_folded(text):
 
 
 def expected_paths(folded):
-    """(frame, frame, ...) -> count, for every prefix of every stack"""
+    """(frame, frame, ...) -> count, for every prefix of every stack; no
+    frame at all for no stack (the SVG says "no records": a filter that
+    matches nothing in a recording)"""
+    if not folded:
+        return {}
     exp = {(): sum(folded.values())}
     for stack, n in folded.items():
         fr = tuple(stack.split(';'))
@@ -108,7 +112,7 @@ def check_against(svg, folded, label, minwidth0=True):
     root, frames = frames_of(svg)
     exp = expected_paths(folded)
     paths = svg_paths(frames)
-    total = exp[()]
+    total = exp.get((), 0)
     check(int(root.get('data-total')) == total, label + ': data-total = the folded total')
     check(all(f['path'] is not None for f in frames),
           label + ': every frame lies within exactly one parent')
@@ -211,6 +215,10 @@ def main():
     check(p.returncode == 2, 'flamegraph options on another command: exit 2')
     p = run(sr, ['flamegraph', '--folded-input', sample, '--comm', 'x'])
     check(p.returncode == 2, '--folded-input with a filter: exit 2')
+
+    p = run(sr, ['flamegraph', '--folded-input', os.devnull, '-o', os.path.join(tmp, 'e.svg')])
+    if check(p.returncode == 0, 'flamegraph of no stack: exit 0'):
+        check_against(os.path.join(tmp, 'e.svg'), {}, 'flamegraph of no stack')
 
     for t in traces:
         for filt in ([], ['--comm', 'chain64'], ['--event', 'sched_switch'], ['--by-host']):
