@@ -67,7 +67,7 @@ static bool fsm_probe_exact __read_mostly;
  * this CPU: compiler barriers order the stores against interrupts.
  * Context: as fsm_probe().
  */
-static void notrace fsm_probe_pre(void *data)
+static __always_inline void fsm_probe_pre_here(void *data)
 {
 	struct fsm_src *src = data;
 	struct trace_buffer *buf;
@@ -86,6 +86,23 @@ static void notrace fsm_probe_pre(void *data)
 	p->task = current;
 	barrier();
 	WRITE_ONCE(p->buf, buf);
+}
+
+/*
+ * Tracepoint probes run with preemption disabled up to 6.x, and under
+ * SRCU only, preemptible, on 7.x (__DO_TRACE's srcu_fast guard; the
+ * kernel's event probes disable preemption themselves): both probes of
+ * ours read and write this CPU's slots and counters and insert into the
+ * map, whose per-CPU words take CPU-local RMWs, so they disable it too.
+ * A migration between the two probes leaves the slot of the first CPU
+ * to a later call and finds this CPU's empty or another task's:
+ * unpaired, never a wrong pairing.
+ */
+static void notrace fsm_probe_pre(void *data)
+{
+	preempt_disable_notrace();
+	fsm_probe_pre_here(data);
+	preempt_enable_notrace();
 }
 NOKPROBE_SYMBOL(fsm_probe_pre);
 
@@ -141,9 +158,10 @@ static bool notrace fsm_probe_paired(struct fsm_src *src, unsigned int level)
  * after the kernel's probe of the event wrote (or not) its record.
  * @data: the struct fsm_src
  *
- * Context: any (tracepoint: preemption disabled; irq, softirq, NMI).
+ * Context: any (tracepoint; irq, softirq, NMI), preemption disabled by
+ * fsm_probe().
  */
-static void notrace fsm_probe(void *data)
+static __always_inline void fsm_probe_here(void *data)
 {
 	struct fsm_src *src = data;
 	struct fsm_caller caller;
@@ -213,6 +231,17 @@ static void notrace fsm_probe(void *data)
 		local64_inc(&this_cpu_ptr(src->pc)->records);
 	else
 		local64_inc(&this_cpu_ptr(src->pc)->drops);
+}
+
+/*
+ * The body is inlined: its FSM_CALLER() names this frame, the last of
+ * ours a captured stack skips. Preemption off: see fsm_probe_pre().
+ */
+static void notrace fsm_probe(void *data)
+{
+	preempt_disable_notrace();
+	fsm_probe_here(data);
+	preempt_enable_notrace();
 }
 NOKPROBE_SYMBOL(fsm_probe);
 
