@@ -283,7 +283,14 @@ FSM_ALWAYS_INLINE u32 StackMap::this_cpu() const
  * could write back a count the nested call already flushed, counting it
  * twice. With cmpxchg the loser's increment is simply lost: counts stay a
  * lower bound, never inflated. One attempt, no retry (bounded: at most
- * kHitCacheWays loads and one cmpxchg).
+ * kHitCacheWays + 1 loads and one cmpxchg). The cmpxchg need not be
+ * atomic against other CPUs, only against contexts nested on this one,
+ * hence cpu_cmpxchg(): without the lock prefix on x86-64 in the kernel
+ * (every caller of insert() runs with preemption off, so the CPU cannot
+ * change under it), an ordinary atomic elsewhere. reset()'s scrub, from
+ * any CPU, only turns words of an older generation into 0, and a word an
+ * insert in flight writes is of the current one, or a stale one it
+ * replaces: either order of the two writes leaves a valid word.
  *
  * Ordering: these are statistics and publish nothing, but a reader
  * (hits_of()) must not count an evicted count twice: once in hit_total_
@@ -312,7 +319,7 @@ FSM_ALWAYS_INLINE void StackMap::count_hit(u32 cpu, u32 gen, u32 id)
 		cur = set[i].load(relaxed);
 		if (likely(hc_key_of(cur) == key)) {
 			if (likely(hc_count(cur) != 0xffffffffu)) {
-				(void)set[i].cmpxchg(cur, cur + 1, relaxed, relaxed);
+				(void)set[i].cpu_cmpxchg(cur, cur + 1);
 				return;
 			}
 			victim = i;	/* full: flush it, start again at 1 */
@@ -325,7 +332,7 @@ FSM_ALWAYS_INLINE void StackMap::count_hit(u32 cpu, u32 gen, u32 id)
 	if (victim == kHitCacheWays)
 		victim = sum & (kHitCacheWays - 1);
 	cur = set[victim].load(relaxed);
-	if (set[victim].cmpxchg(cur, key | 1, relaxed, relaxed) && cur &&
+	if (set[victim].cpu_cmpxchg(cur, key | 1) && cur &&
 	    hc_gen8(cur) == gen8(gen))
 		add_hit_total(hc_id(cur), hc_count(cur));
 }
@@ -972,9 +979,13 @@ int StackMap::insert(const u64 *ips, u32 nr, u32 epoch, fsm_insert_result *res)
 	 * (A3) release: every access we made to slots, records, index, alloc
 	 * word and hit counters happens before reset's (B2) acquire load that
 	 * counts this exit, hence before reset reuses the arena, the ids and
-	 * the allocation word for the next generation.
+	 * the allocation word for the next generation. CPU-local (cpu_add()):
+	 * only contexts of this CPU write this shard's exits (in the kernel;
+	 * elsewhere it is an ordinary atomic), and reset() only reads it. On
+	 * x86-64 the kernel's add without lock prefix is a release by TSO
+	 * (and a compiler barrier); arm64 keeps an atomic add with release.
 	 */
-	sh.exits.fetch_add(1, release);
+	sh.exits.cpu_add(1, release);
 	return ret;
 }
 

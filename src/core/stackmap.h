@@ -179,6 +179,10 @@ constexpr u32 record_units(u32 nr) { return kRecordHeaderBytes / 8 + nr; }
  * between still leaves enters/exits balanced. Counters are updated with
  * atomic RMWs (an NMI may nest on the same CPU, and a migrated task may
  * share the shard), but the line is normally written by one CPU only.
+ * exits, the one counter besides enters that every insert writes, uses
+ * a CPU-local RMW (cpu_add(), platform.h): where FSM_PLAT_CPU_LOCAL says
+ * no caller migrates (the kernel) it is atomic against this CPU's nested
+ * contexts only, which is all it needs there.
  *
  * enters/exits bracket the part of an insert that touches the table; their
  * difference is the number of inserts in flight (see reset()). All of them
@@ -232,9 +236,10 @@ public:
 	 * reservation cmpxchgs, kProbeLimit * kClaimRetries slot cmpxchgs,
 	 * kReserveRetries cmpxchgs plus one fetch_sub to give a reservation
 	 * back, kPublishWaitLoops relax iterations waiting for an id,
-	 * kEmitRetries epoch cmpxchgs, two hit-cache RMWs (one cmpxchg,
-	 * one fetch_add on an eviction) and the per-CPU shard's counters
-	 * (enters, exits, at most one outcome, lost_races).
+	 * kEmitRetries epoch cmpxchgs, one hit-cache cmpxchg (CPU-local)
+	 * and kHitTotalTries cmpxchgs on an eviction, and the per-CPU
+	 * shard's counters (enters, exits, at most one outcome, lost_races).
+	 * Kernel: with preemption off (see fsm_map_insert()).
 	 * Return: 0 with *res filled, or -enum fsm_drop_reason.
 	 */
 	[[nodiscard]] int insert(const u64 *ips, u32 nr, u32 epoch,

@@ -9,6 +9,10 @@
  * hot distribution. Both maps are pre-populated, so the timed loops measure
  * the hit path, through the same kind of out-of-line call the kernel makes.
  *
+ * The core is compiled as the module compiles it, with FSM_PLAT_CPU_LOCAL
+ * (per-CPU counters and hit caches with RMWs atomic against this CPU only,
+ * platform.h): every thread that inserts is pinned (pin_to_cpu()).
+ *
  * Also cross-built for AArch64 (CMakeLists.txt, toolchain-aarch64.cmake)
  * and run under qemu-user by make bench (its arm64_* lines): see
  * cpu_source() for what differs there.
@@ -125,9 +129,19 @@ void pin_to_cpu(unsigned cpu)
 	CPU_ZERO(&set);
 	CPU_SET(target, &set);
 	const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	/*
+	 * The core is built as the module runs it (FSM_PLAT_CPU_LOCAL,
+	 * CMakeLists.txt): an inserting thread that migrates could lose an
+	 * update of a CPU's exits counter, and a later reset would wait for
+	 * it forever.
+	 */
+	if (rc != 0) {
+		fprintf(stderr, "bench: cannot pin a thread to CPU %u (%d)\n", target, rc);
+		exit(1);
+	}
 	if (__rseq_size > 0)
 		return;
-	if (rc == 0 && sched_getcpu() == (int)target)
+	if (sched_getcpu() == (int)target)
 		test_platform_set_thread_cpu((int)target);
 	else
 		g_cpu_getcpu.store(true);
