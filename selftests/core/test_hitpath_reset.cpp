@@ -119,7 +119,8 @@ TEST(HitPath, SteadyStateWritesNoLineOfAnotherCpu)
 
 /*
  * Review of item 17: two hot ids that collide in the hit cache (ids 3 and
- * 259: one word of a direct-mapped 256-word cache) alternate on one CPU.
+ * 259: one word of a direct-mapped 256-word cache, one set of today's)
+ * alternate on one CPU.
  * Once both are resident, hits must not write any line that another CPU
  * doing the same writes: a cache that evicts one for the other writes the
  * shared per-id totals (hit_total_) on every hit.
@@ -167,20 +168,23 @@ TEST(HitPath, CollidingHotIdsWriteNoSharedLine)
 TEST(HitPath, OverfullSetKeepsExactCounts)
 {
 	CpuOverride cpus(2);
-	auto m = make_map(make_params(10));
+	auto m = make_map(make_params(14));	/* 4096-word caches: 512 sets */
 	ASSERT_TRUE(m);
 	std::vector<Stack> stacks;
 	fsm_insert_result r{};
 	cpus.on(0);
-	for (unsigned i = 0; i < 1024; i++) {
+	for (unsigned i = 0; i < 5 + 512 * 20; i++) {
 		stacks.push_back(make_stack(9000 + i, 3));
 		ASSERT_EQ(insert(m.get(), stacks.back(), &r), 0);
 		ASSERT_EQ(r.id, i);
 	}
-	/* ids 5 + 32k share a set of 32 8-way sets, and k * 256 a direct word. */
+	/*
+	 * ids 5 + 512k share a set, and those with the same k mod 8 a home
+	 * way: more ids than ways, and homes taken by other ids at home.
+	 */
 	std::vector<unsigned> ids;
 	for (unsigned k = 0; k < 20; k++)
-		ids.push_back(5 + 32 * k);
+		ids.push_back(5 + 512 * k);
 	for (unsigned round = 0; round < 9; round++)
 		for (unsigned c = 0; c < 2; c++) {
 			cpus.on(c);
@@ -195,7 +199,7 @@ TEST(HitPath, OverfullSetKeepsExactCounts)
 /*
  * Item 15/17: the memory of a map is the documented formula (tracing.rst),
  * fsm_map_memory_bytes() predicts it exactly, and the per-CPU part is
- * bounded by 34944 bytes per CPU whatever bits is (shard, hit cache,
+ * bounded by 65664 bytes per CPU whatever bits is (shard, hit cache,
  * definition stamps).
  */
 TEST(HitPath, MemoryFormula)
@@ -206,7 +210,7 @@ TEST(HitPath, MemoryFormula)
 			fsm_map_params p = make_params(bits);
 			const u64 c = 1ull << bits;
 			const u64 arena = c * (16 + 8 * 16);
-			const u64 want = 512 + ncpu * (128 + 8 * std::min<u64>(c, 256) +
+			const u64 want = 512 + ncpu * (128 + 8 * std::min<u64>(c, 4096) +
 							 8 * std::min<u64>(c, 4096)) +
 					 16 * c + 8 * c + 4 * c + arena;
 			EXPECT_EQ(fsm_map_memory_bytes(&p), want) << ncpu << " cpus, bits " << bits;
@@ -220,12 +224,12 @@ TEST(HitPath, MemoryFormula)
 TEST(HitPath, EvictionsKeepExactCounts)
 {
 	CpuOverride cpus(4);
-	auto m = make_map(make_params(10));	/* 1024 ids, 256-word hit caches */
+	auto m = make_map(make_params(14));	/* 16384 ids, 4096-word hit caches */
 	ASSERT_TRUE(m);
-	const unsigned per_cpu = 256;	/* fsm::kHitCacheEntries */
+	const unsigned per_cpu = 4096;	/* fsm::kHitCacheEntries */
 	std::vector<Stack> stacks;
 	fsm_insert_result r{};
-	/* ids 0, 256, 512, 768 share one hit-cache word on every CPU. */
+	/* ids 0, 4096, 8192, 12288 share one home way on every CPU. */
 	for (unsigned i = 0; i < 4 * per_cpu; i++) {
 		stacks.push_back(make_stack(5000 + i, 3));
 		ASSERT_EQ(insert(m.get(), stacks.back(), &r), 0);

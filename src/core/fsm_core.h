@@ -152,7 +152,10 @@ void fsm_map_destroy(struct fsm_map *map);
  *             never request it.
  * Context: any, NMI included. Lock-free, no allocation, bounded. The caller
  * should not sleep or be preempted for long inside (a reset waits for it):
- * kernel tracepoint probes run with preemption off, which is enough.
+ * kernel tracepoint probes run with preemption off, which is enough. In
+ * the kernel preemption must be off (or the caller in interrupt or NMI
+ * context): the per-CPU counters and hit cache use RMWs atomic against
+ * this CPU only (FSM_PLAT_CPU_LOCAL, platform_kernel.h).
  * Return: 0 and *res filled, or -enum fsm_drop_reason (counted in stats;
  * FSM_DROP_BUSY also covers a reservation cmpxchg that lost too many times
  * in a row). A NULL @map returns -FSM_DROP_INVALID, not counted.

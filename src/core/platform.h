@@ -156,6 +156,61 @@ public:
 	}
 
 	/*
+	 * cpu_add / cpu_cmpxchg - RMWs on a word that only contexts of one
+	 * CPU write (a per-CPU counter, a per-CPU cache word): atomic against
+	 * every context that may nest on this CPU (interrupt, NMI), and
+	 * ordered as @M says, but not necessarily against other CPUs.
+	 *
+	 * Where the platform guarantees that every writer of such a word runs
+	 * on the CPU it belongs to, without migrating in between
+	 * (FSM_PLAT_CPU_LOCAL: the kernel, whose callers all run with
+	 * preemption off or in interrupt or NMI context), x86-64 uses one
+	 * instruction without the lock prefix, as the kernel's this_cpu_add()
+	 * and this_cpu_cmpxchg() do: an interrupt or NMI is taken between two
+	 * instructions, never inside one, so a nested context sees the word
+	 * before or after, and x86 stores are ordered after every earlier
+	 * load and store of the CPU (TSO): the add is a release as it stands,
+	 * and the "memory" clobber keeps the compiler from moving accesses
+	 * across it. That saves the lock prefix, a full barrier on x86:
+	 * with exits and the hit-cache word CPU-local, a hit of one hot
+	 * stack took 17 ns instead of 23 (user-space bench, side by side in
+	 * one process; the Zipf case gained about 10%, bound by cache misses).
+	 * Other CPUs reading the word see the old or the new value (one
+	 * aligned store). Elsewhere (arm64, where the kernel's
+	 * this_cpu ops are the same LL/SC or LSE atomics, only without
+	 * barriers; user space, whose threads migrate) they are the ordinary
+	 * atomic RMWs with order @M, relaxed or release.
+	 */
+	template <int M>
+	FSM_ALWAYS_INLINE void cpu_add(T d, MemOrder<M>)
+	{
+		static_assert(M == __ATOMIC_RELAXED || M == __ATOMIC_RELEASE,
+			      "cpu_add: relaxed or release");
+#if defined(FSM_PLAT_CPU_LOCAL) && defined(__x86_64__)
+		asm volatile("add %1, %0" : "+m"(*w()) : "r"(d) : "memory");
+#else
+		(void)__atomic_fetch_add(w(), d, M);
+#endif
+	}
+
+	/* One attempt; on failure @expected gets the value seen. Relaxed. */
+	[[nodiscard]] FSM_ALWAYS_INLINE bool cpu_cmpxchg(T &expected, T desired)
+	{
+#if defined(FSM_PLAT_CPU_LOCAL) && defined(__x86_64__)
+		bool ok;
+
+		asm volatile("cmpxchg %3, %1"
+			     : "=@ccz"(ok), "+m"(*w()), "+a"(expected)
+			     : "r"(desired)
+			     : "memory");
+		return ok;
+#else
+		return __atomic_compare_exchange_n(w(), &expected, desired, false,
+						   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+#endif
+	}
+
+	/*
 	 * Plain access for phases where no other context can touch the word
 	 * (initialisation, reset after every inserter has left). Still an
 	 * atomic access underneath so that sanitizers and the compiler see

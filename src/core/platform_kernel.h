@@ -33,6 +33,17 @@
 #endif
 
 /*
+ * Every caller of the core's per-CPU writers (insert, def_claim,
+ * def_sweep: tracepoint probes, triggers, the user-stack work) runs with
+ * preemption off, or in interrupt or NMI context, so the CPU whose shard
+ * and hit cache an insert picked is the one it runs on until it returns:
+ * cpu_add() and cpu_cmpxchg() (platform.h) may then be atomic against
+ * this CPU only, as the kernel's this_cpu ops are (x86-64: no lock
+ * prefix). A new caller must keep preemption off around the call.
+ */
+#define FSM_PLAT_CPU_LOCAL 1
+
+/*
  * The CPU number: no FSM_PLAT_CPU_INLINE here, so plat_cpu() calls the
  * glue's fsm_plat_cpu() (src/kernel/core_glue.c: raw_smp_processor_id()).
  * Where the kernel keeps the number (a per-CPU variable of its own, or a
