@@ -103,11 +103,16 @@ static noinline unsigned int kt_insert_here(struct fsm_map *map,
 {
 	unsigned long entries[32];
 	unsigned int nr;
+	int ret;
 
 	BUILD_BUG_ON(sizeof(unsigned long) != sizeof(unsigned long long));
 	nr = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
-	return fsm_map_insert(map, (const unsigned long long *)entries, nr, 0,
-			      res) ? 0 : nr;
+	/* inserts run with preemption off, as the module's (fsm_core.h) */
+	preempt_disable();
+	ret = fsm_map_insert(map, (const unsigned long long *)entries, nr, 0,
+			     res);
+	preempt_enable();
+	return ret ? 0 : nr;
 }
 
 static void fsm_test_task(struct kunit *test)
@@ -160,11 +165,16 @@ static void kt_insert_from(struct kt_ctx *c)
 	unsigned long long ips[KT_DEPTH];
 	struct fsm_insert_result r;
 	unsigned int i = atomic_inc_return(&c->calls) % KT_STACKS;
+	int ret;
 
 	if (c->in_ctx && !c->in_ctx())
 		atomic_inc(&c->wrong_ctx);
 	kt_stack(i, ips);
-	if (fsm_map_insert(c->map, ips, KT_DEPTH, 0, &r)) {
+	/* inserts run with preemption off, as the module's (fsm_core.h) */
+	preempt_disable();
+	ret = fsm_map_insert(c->map, ips, KT_DEPTH, 0, &r);
+	preempt_enable();
+	if (ret) {
 		atomic_inc(&c->drops);
 		return;
 	}
