@@ -20,17 +20,17 @@
  */
 struct fsm_ksyms fsm_ks __ro_after_init;
 
-DEFINE_STATIC_CALL_NULL(fsm_ks_stack_trace_save_regs, fsm_ks_stack_trace_save_regs_t);
-DEFINE_STATIC_CALL_NULL(fsm_ks_tracer_tracing_is_on, fsm_ks_tracer_tracing_is_on_t);
-DEFINE_STATIC_CALL_NULL(fsm_ks_find_event_file, fsm_ks_find_event_file_t);
-DEFINE_STATIC_CALL_NULL(fsm_ks_free_event_filter, fsm_ks_free_event_filter_t);
-DEFINE_STATIC_CALL_NULL(fsm_ks_update_cond_flag, fsm_ks_update_cond_flag_t);
-DEFINE_STATIC_CALL_NULL(fsm_ks_event_file_get, fsm_ks_event_file_get_t);
-DEFINE_STATIC_CALL_NULL(fsm_ks_event_file_put, fsm_ks_event_file_put_t);
+DEFINE_STATIC_CALL_NULL(fsm_ks_stack_trace_save_regs, fsm_ks_stack_trace_save_regs_proto);
+DEFINE_STATIC_CALL_NULL(fsm_ks_tracer_tracing_is_on, fsm_ks_tracer_tracing_is_on_proto);
+DEFINE_STATIC_CALL_NULL(fsm_ks_find_event_file, fsm_ks_find_event_file_proto);
+DEFINE_STATIC_CALL_NULL(fsm_ks_free_event_filter, fsm_ks_free_event_filter_proto);
+DEFINE_STATIC_CALL_NULL(fsm_ks_update_cond_flag, fsm_ks_update_cond_flag_proto);
+DEFINE_STATIC_CALL_NULL(fsm_ks_event_file_get, fsm_ks_event_file_get_proto);
+DEFINE_STATIC_CALL_NULL(fsm_ks_event_file_put, fsm_ks_event_file_put_proto);
 DEFINE_STATIC_CALL_NULL(fsm_ks_trace_buffered_event_enable,
-			fsm_ks_trace_buffered_event_enable_t);
+			fsm_ks_trace_buffered_event_enable_proto);
 DEFINE_STATIC_CALL_NULL(fsm_ks_trace_buffered_event_disable,
-			fsm_ks_trace_buffered_event_disable_t);
+			fsm_ks_trace_buffered_event_disable_proto);
 
 /* A data symbol, taken as it is. */
 #define FSM_KSYM_DATA(field)						\
@@ -47,7 +47,7 @@ DEFINE_STATIC_CALL_NULL(fsm_ks_trace_buffered_event_disable,
 		fsm_ks.field = fsm_compat_ksym(#field, true);		\
 		if (fsm_ks.field)					\
 			static_call_update(fsm_ks_##field,		\
-				(fsm_ks_##field##_t *)fsm_ks.field);	\
+				(typeof(&fsm_ks_##field##_proto))fsm_ks.field);	\
 	} while (0)
 
 void fsm_ksyms_init(void)

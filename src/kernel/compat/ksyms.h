@@ -37,22 +37,23 @@ struct trace_event_file;
 
 /*
  * The prototypes of the borrowed functions, each spelled once: the static
- * call of each (below) has exactly this type.
+ * call of each (below) has exactly this type. Declarations only, for
+ * typeof(): nothing defines or calls them.
  */
-typedef unsigned int fsm_ks_stack_trace_save_regs_t(struct pt_regs *regs,
-						    unsigned long *store,
-						    unsigned int size,
-						    unsigned int skipnr);
-typedef bool fsm_ks_tracer_tracing_is_on_t(struct trace_array *tr);
-typedef struct trace_event_file *fsm_ks_find_event_file_t(struct trace_array *tr,
-							  const char *system,
-							  const char *event);
-typedef void fsm_ks_free_event_filter_t(struct event_filter *filter);
-typedef void fsm_ks_update_cond_flag_t(struct trace_event_file *file);
-typedef void fsm_ks_event_file_get_t(struct trace_event_file *file);
-typedef void fsm_ks_event_file_put_t(struct trace_event_file *file);
-typedef void fsm_ks_trace_buffered_event_enable_t(void);
-typedef void fsm_ks_trace_buffered_event_disable_t(void);
+unsigned int fsm_ks_stack_trace_save_regs_proto(struct pt_regs *regs,
+						unsigned long *store,
+						unsigned int size,
+						unsigned int skipnr);
+bool fsm_ks_tracer_tracing_is_on_proto(struct trace_array *tr);
+struct trace_event_file *fsm_ks_find_event_file_proto(struct trace_array *tr,
+						      const char *system,
+						      const char *event);
+void fsm_ks_free_event_filter_proto(struct event_filter *filter);
+void fsm_ks_update_cond_flag_proto(struct trace_event_file *file);
+void fsm_ks_event_file_get_proto(struct trace_event_file *file);
+void fsm_ks_event_file_put_proto(struct trace_event_file *file);
+void fsm_ks_trace_buffered_event_enable_proto(void);
+void fsm_ks_trace_buffered_event_disable_proto(void);
 
 /**
  * struct fsm_ksyms - the borrowed kernel symbols (NULL: not found).
@@ -114,17 +115,17 @@ extern struct fsm_ksyms fsm_ks;
  */
 #define fsm_kcall(name) static_call(fsm_ks_##name)
 
-DECLARE_STATIC_CALL(fsm_ks_stack_trace_save_regs, fsm_ks_stack_trace_save_regs_t);
-DECLARE_STATIC_CALL(fsm_ks_tracer_tracing_is_on, fsm_ks_tracer_tracing_is_on_t);
-DECLARE_STATIC_CALL(fsm_ks_find_event_file, fsm_ks_find_event_file_t);
-DECLARE_STATIC_CALL(fsm_ks_free_event_filter, fsm_ks_free_event_filter_t);
-DECLARE_STATIC_CALL(fsm_ks_update_cond_flag, fsm_ks_update_cond_flag_t);
-DECLARE_STATIC_CALL(fsm_ks_event_file_get, fsm_ks_event_file_get_t);
-DECLARE_STATIC_CALL(fsm_ks_event_file_put, fsm_ks_event_file_put_t);
+DECLARE_STATIC_CALL(fsm_ks_stack_trace_save_regs, fsm_ks_stack_trace_save_regs_proto);
+DECLARE_STATIC_CALL(fsm_ks_tracer_tracing_is_on, fsm_ks_tracer_tracing_is_on_proto);
+DECLARE_STATIC_CALL(fsm_ks_find_event_file, fsm_ks_find_event_file_proto);
+DECLARE_STATIC_CALL(fsm_ks_free_event_filter, fsm_ks_free_event_filter_proto);
+DECLARE_STATIC_CALL(fsm_ks_update_cond_flag, fsm_ks_update_cond_flag_proto);
+DECLARE_STATIC_CALL(fsm_ks_event_file_get, fsm_ks_event_file_get_proto);
+DECLARE_STATIC_CALL(fsm_ks_event_file_put, fsm_ks_event_file_put_proto);
 DECLARE_STATIC_CALL(fsm_ks_trace_buffered_event_enable,
-		    fsm_ks_trace_buffered_event_enable_t);
+		    fsm_ks_trace_buffered_event_enable_proto);
 DECLARE_STATIC_CALL(fsm_ks_trace_buffered_event_disable,
-		    fsm_ks_trace_buffered_event_disable_t);
+		    fsm_ks_trace_buffered_event_disable_proto);
 
 /**
  * fsm_ksyms_init - look every symbol of struct fsm_ksyms up, once.
