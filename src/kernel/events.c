@@ -180,23 +180,44 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 	u32 seq = atomic_read(&inst->redefine_seq);
 	int cpu = smp_processor_id();
 	unsigned long held, count, last;
-	u32 base;
+	u32 base, floor;
 
 	pos->now = 0;
 	pos->horizon = 0;
+	pos->fresh = 0;
 	if (!pct)
 		return;
+	/*
+	 * This CPU's state before the ring buffer's counters: a context
+	 * nested between the two can then only make our count larger than
+	 * the last it stored, never smaller (a false reset).
+	 */
+	last = READ_ONCE(pc->rb.last);
+	base = READ_ONCE(pc->rb.base);
+	floor = READ_ONCE(pc->rb.floor);
+	barrier();
 	held = ring_buffer_entries_cpu(buffer, cpu);
 	count = held + ring_buffer_overrun_cpu(buffer, cpu) +
 		ring_buffer_read_events_cpu(buffer, cpu);
-	last = READ_ONCE(pc->rb.last);
-	base = READ_ONCE(pc->rb.base);
 	if (count < last || seq != READ_ONCE(pc->rb.seq)) {
-		/* every definition of this CPU's buffer is gone */
-		base += (u32)(last - count) + (1U << 31);
+		/*
+		 * Every definition of this CPU's buffer is gone: the position
+		 * goes on past where it stood (never back), and the stamps
+		 * written before it stop counting (the floor). No jump of the
+		 * position: two jumps of 2^31 cancel each other.
+		 */
+		if (count <= last)
+			base += (u32)(last - count) + 1;
+		/* after every stamp so far: they were all at last + base or before */
+		floor = (u32)count + base;
 		WRITE_ONCE(pc->rb.base, base);
+		WRITE_ONCE(pc->rb.floor, floor);
 		WRITE_ONCE(pc->rb.seq, seq);
 		WRITE_ONCE(pc->rb.refresh, 0);
+	} else if ((u32)count + base - floor > (1U << 31)) {
+		/* a floor that far back voids nothing a horizon would not */
+		floor = (u32)count + base - (1U << 31);
+		WRITE_ONCE(pc->rb.floor, floor);
 	}
 	WRITE_ONCE(pc->rb.last, count);
 	if (count >= READ_ONCE(pc->rb.refresh)) {
@@ -224,6 +245,7 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 	}
 	pos->now = (u32)count + base;
 	pos->horizon = READ_ONCE(pc->rb.horizon);
+	pos->fresh = fsm_rb_fresh(pos->now, floor, pos->horizon);
 }
 
 /*

@@ -99,13 +99,29 @@ struct fsm_rb_cpu {
 	u32 horizon;
 	unsigned long refresh;
 	u32 seq;
+	u32 floor;	/* position of the last reset / new seq: older stamps are void */
 };
 
 /* The position of a record in its CPU's buffer (fsm_rb_position()). */
 struct fsm_rb_pos {
 	u32 now;	/* position after the record, modulo 2^32 */
 	u32 horizon;	/* 0: re-definitions are off */
+	u32 fresh;	/* for claims: a stamp counts only if less than this
+			 * behind @now, min(@horizon, since the floor + 1) */
 };
+
+/*
+ * The claim horizon at @now: a stamp written before @floor (the last reset
+ * of this CPU's buffer, or a new recording / redefine) never counts, one
+ * written since counts while less than @horizon behind. Unlike a jump of
+ * the position, moving the floor again never revives an older stamp.
+ */
+static inline u32 fsm_rb_fresh(u32 now, u32 floor, u32 horizon)
+{
+	u32 since = now - floor;
+
+	return since >= horizon ? horizon : since + 1;
+}
 
 /* Per-CPU counters of the tracing side (the map counts its own). */
 struct fsm_inst_pcpu {
