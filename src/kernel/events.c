@@ -136,13 +136,16 @@ MODULE_PARM_DESC(redefine_pct,
  * it was last reset (entries + overrun + read: every record is retained,
  * overwritten or consumed), plus the CPU's rb.base. The ring buffer's own
  * counters are reset with the buffer (echo > trace, trace-cmd's reset): a
- * count lower than the last one seen moves the base on by 2^31, which
- * makes every stamp of this CPU due (fsm_map_def_claim()'s unsigned age),
- * because the definitions those stamps stand for were erased with it. So
- * does a change of @inst->redefine_seq: a reader consumed the buffer
- * (which moves no count: read goes up as entries go down), or a new
- * recording starts. Each CPU sees the change at its next record and jumps
- * its own base: no CPU writes another's state.
+ * count lower than the last one seen moves the base so that the position
+ * goes on past the last one, and sets the CPU's floor there: a stamp
+ * written before the floor never counts again (@pos->fresh, the horizon
+ * of claims), because the definitions those stamps stand for were erased
+ * with the buffer. So does a change of @inst->redefine_seq: a reader
+ * consumed the buffer (which moves no count: read goes up as entries go
+ * down), or a new recording starts. Each CPU sees the change at its next
+ * record and moves its own floor: no CPU writes another's state. (A reset
+ * followed by other events of the instance past the last count before
+ * this CPU's next record of the module is not seen.)
  *
  * The horizon is @redefine_pct of the records this CPU's buffer holds,
  * estimated as its size over the mean record size of what it holds now
@@ -167,8 +170,8 @@ MODULE_PARM_DESC(redefine_pct,
  * NMI: the ring buffer calls read counters (a cpumask test and loads, no
  * lock); @pc->rb is this CPU's, written without lock by every context
  * nested on it: a nested writer between our read and write of a field
- * costs at most an extra jump of the base (every stamp due once) or an
- * extra refresh, never a position that went back.
+ * costs at most an extra floor (every stamp due once) or an extra
+ * refresh, never a position that went back nor a floor undone.
  * Context: preemption disabled, any context. Return: nothing; @pos->horizon
  * is 0 when re-definitions are off (redefine_pct=0).
  */
