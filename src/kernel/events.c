@@ -125,6 +125,17 @@ MODULE_PARM_DESC(redefine_pct,
 /* The largest horizon: positions compare modulo 2^32. */
 #define FSM_RB_HORIZON_MAX	(1U << 30)
 
+/*
+ * The kernel's temp_buffer (kernel/trace/trace.c): where
+ * trace_event_buffer_reserve() puts a record that triggers need while the
+ * instance's buffer refuses it; given to the triggers, then dropped. False
+ * when the symbol was not found (said at load, verdict.c).
+ */
+static bool notrace fsm_rb_temp_buffer(struct trace_buffer *buffer)
+{
+	return fsm_ks.temp_buffer && buffer == READ_ONCE(*fsm_ks.temp_buffer);
+}
+
 /**
  * fsm_rb_position - where this CPU's ring buffer of an instance stands.
  * @buffer: the instance's ring buffer, from the record just committed
@@ -173,7 +184,8 @@ MODULE_PARM_DESC(redefine_pct,
  * costs at most an extra floor (every stamp due once) or an extra
  * refresh, never a position that went back nor a floor undone.
  * Context: preemption disabled, any context. Return: nothing; @pos->horizon
- * is 0 when re-definitions are off (redefine_pct=0).
+ * is 0 when re-definitions are off (redefine_pct=0) or @buffer is the
+ * kernel's temp_buffer.
  */
 void notrace fsm_rb_position(struct trace_buffer *buffer,
 			     struct fsm_inst *inst, struct fsm_rb_pos *pos)
@@ -188,7 +200,14 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 	pos->now = 0;
 	pos->horizon = 0;
 	pos->fresh = 0;
-	if (!pct)
+	/*
+	 * A record that went to the kernel's temp_buffer (tracing off, a
+	 * conditional trigger on stack_id wanted it) is in no buffer of
+	 * the instance: that buffer's counters say nothing of this CPU's
+	 * position. No position: no stamp is claimed, the record is written
+	 * as with re-definitions off (a first use defines the id).
+	 */
+	if (!pct || fsm_rb_temp_buffer(buffer))
 		return;
 	/*
 	 * This CPU's state before the ring buffer's counters: a context
