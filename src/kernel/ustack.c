@@ -327,8 +327,11 @@ u64 fsm_ust_slots_reclaimed(void)
  * sched_process_free: the task is gone. Its task works ran in do_exit()
  * (exit_task_work()), or were disarmed at module exit, so it holds no
  * slot: every reference it took was dropped. A slot still owned by it
- * would be a lost reference; it is made idle and freed, and counted
- * (stack_map_stat user_slots_reclaimed: the tests require 0).
+ * with no reference would be a lost put; it is made idle and freed, and
+ * counted (stack_map_stat user_slots_reclaimed: the tests require 0).
+ * A slot with references is left alone: a holder still uses it (an NMI
+ * hand-off not yet run pins the task_struct too, so the key cannot be
+ * reused), and its last put frees it; counted the same, said once.
  * Context: RCU callback (softirq); nothing runs for @t any more.
  */
 void fsm_ust_task_free(void *data, struct task_struct *t)
@@ -342,8 +345,15 @@ void fsm_ust_task_free(void *data, struct task_struct *t)
 			struct fsm_ust_slot *slot =
 				&fsm_ust_slots[(home[w] + i) & (fsm_ust_nslots - 1)];
 
-			if ((atomic_long_read(&slot->owner) & ~FSM_UST_REF_MASK) != key)
+			long o = atomic_long_read(&slot->owner);
+
+			if ((o & ~FSM_UST_REF_MASK) != key)
 				continue;
+			if (o & FSM_UST_REF_MASK) {
+				atomic64_inc(&fsm_ust_reclaimed);
+				pr_warn_once("user stacks: a freed task's slot still has references\n");
+				continue;
+			}
 			fsm_uwc_init(&slot->uwc);
 			WRITE_ONCE(slot->emitting, 0);
 			atomic64_inc(&fsm_ust_reclaimed);

@@ -469,7 +469,8 @@ int fsm_ust_sweepers_init(void)
 	for_each_possible_cpu(cpu) {
 		struct fsm_ust_sweeper *s = per_cpu_ptr(fsm_ust_sweepers, cpu);
 
-		init_irq_work(&s->iw, fsm_ust_sweep_irq);
+		/* hard: queue_work_on() takes raw locks only (PREEMPT_RT too) */
+		s->iw = IRQ_WORK_INIT_HARD(fsm_ust_sweep_irq);
 		INIT_WORK(&s->work, fsm_ust_sweep_work);
 		atomic64_set(&s->pending, 0);
 	}

@@ -626,8 +626,14 @@ int fsm_ustack_init(void)
 			goto fail;
 		}
 	}
+	/*
+	 * Hard: on PREEMPT_RT a plain irq_work runs in a kthread, late; the
+	 * queue holds task references and slot references meanwhile, and
+	 * the hand-off is meant to reach the task before it returns to user
+	 * space. fsm_ust_nmiq_fn() adds task works (no sleeping lock).
+	 */
 	for_each_possible_cpu(cpu)
-		init_irq_work(&per_cpu(fsm_ust_nmiq, cpu).work, fsm_ust_nmiq_fn);
+		per_cpu(fsm_ust_nmiq, cpu).work = IRQ_WORK_INIT_HARD(fsm_ust_nmiq_fn);
 	for_each_kernel_tracepoint(fsm_ust_find_tp, NULL);
 	if (!fsm_ust_tp_free) {
 		pr_err("no sched_process_free tracepoint\n");
