@@ -147,21 +147,24 @@ static bool notrace fsm_rb_temp_buffer(struct trace_buffer *buffer)
  * trace_clock, which resets the buffer anyway).
  * ring_buffer_oldest_event_ts() takes the CPU buffer's reader_lock, with
  * interrupts off: never from NMI (the caller checks), nor from a source
- * event reached inside that call (@pc->rb.in_oldest).
+ * event reached inside that call, of any instance (fsm_rb_in_oldest:
+ * reader_locks share one lock class, and two of them nested could invert).
  * Context: preemption disabled, not NMI. Return: true if gone.
  */
+static DEFINE_PER_CPU(bool, fsm_rb_in_oldest);
+
 static bool notrace fsm_rb_older_gone(struct trace_buffer *buffer,
 				      struct fsm_inst_pcpu *pc, int cpu)
 {
 	u64 ts = READ_ONCE(pc->rb.ts), oldest;
 
-	if (!ts)
+	if (!ts || this_cpu_read(fsm_rb_in_oldest))
 		return false;
-	WRITE_ONCE(pc->rb.in_oldest, true);
+	this_cpu_write(fsm_rb_in_oldest, true);
 	barrier();
 	oldest = ring_buffer_oldest_event_ts(buffer, cpu);
 	barrier();
-	WRITE_ONCE(pc->rb.in_oldest, false);
+	this_cpu_write(fsm_rb_in_oldest, false);
 	return oldest > ts;
 }
 
@@ -260,7 +263,7 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 	if (READ_ONCE(pc->rb.overrun) > ring_buffer_overrun_cpu(buffer, cpu) ||
 	    READ_ONCE(pc->rb.read) > ring_buffer_read_events_cpu(buffer, cpu))
 		reset = true;
-	if (!in_nmi() && !READ_ONCE(pc->rb.in_oldest))
+	if (!in_nmi())
 		reset |= fsm_rb_older_gone(buffer, pc, cpu);
 	barrier();
 	held = ring_buffer_entries_cpu(buffer, cpu);

@@ -87,7 +87,7 @@ struct fsm_src_trig;
  * @horizon: records after which a definition is written again, from the
  *           buffer's size and mean record size at the last refresh
  * @refresh: count at which @horizon is computed again
- * @seq, @floor, @overrun, @read, @ts, @in_oldest: see fsm_rb_position()
+ * @seq, @floor, @overrun, @read, @ts: see fsm_rb_position()
  *
  * Written by every context that writes a record of the module on this
  * CPU, NMI included, with no lock: a nested writer between a read and a
@@ -104,7 +104,6 @@ struct fsm_rb_cpu {
 	unsigned long overrun;	/* the buffer's overrun and read counts at */
 	unsigned long read;	/* the last look: they only go back at a reset */
 	u64 ts;		/* the buffer's clock after the last record, 0: none */
-	bool in_oldest;	/* in ring_buffer_oldest_event_ts() (re-entry) */
 };
 
 /* The position of a record in its CPU's buffer (fsm_rb_position()). */
