@@ -645,6 +645,31 @@ struct SweepLog {
 } /* namespace */
 
 /*
+ * A clean stamp (defined, not used since) is emptied by the sweep once a
+ * horizon old: 2^32 positions later (the position wraps) the id is due,
+ * where the stamp's age modulo 2^32 would read 5, fresh.
+ */
+TEST(DefSweep, EmptiesOldCleanStamps)
+{
+	CpuOverride cpus(1);
+	auto m = make_map(make_params(8));
+	ASSERT_TRUE(m);
+	cpus.on(0);
+	Stack a = make_stack(21, 5);
+	fsm_insert_result ra{};
+	ASSERT_EQ(insert(m.get(), a, &ra), 0);
+	EXPECT_EQ(fsm_map_def_claim(m.get(), ra.id, ra.generation, 0, 640), 1);
+
+	SweepLog log;
+	EXPECT_EQ(log.run(m.get(), 1, 640 + 330, 640), 0u);	/* nothing to write */
+	/* (u32)(2^32 + 5): a stamp left at 0 would be 5 behind */
+	EXPECT_EQ(fsm_map_def_claim(m.get(), ra.id, ra.generation, 5, 640), 1);
+	/* a stamp younger than the horizon is kept: not due again */
+	EXPECT_EQ(log.run(m.get(), 6, 300, 640), 0u);
+	EXPECT_EQ(fsm_map_def_claim(m.get(), ra.id, ra.generation, 300, 640), 0);
+}
+
+/*
  * An id defined at 0 and used at 10 (not due): the sweep writes its
  * definition once its stamp is a horizon behind, with the id's frames,
  * and not again unless it is used again; an id defined and not used since

@@ -598,6 +598,13 @@ void StackMap::def_unclaim(u32 id, u32 gen, u32 now)
  * redefined it in between keeps its word, and this id is skipped (its
  * definition is that use's business). If @fn fails (the buffer refused
  * the record) the dirty word is put back the same way.
+ *
+ * Aliasing: positions are compared modulo 2^32, so a stamp whose id is
+ * not used for k * 2^32 + [0, horizon) positions would read fresh. The
+ * sweep empties every clean stamp it finds a horizon old (a dirty one it
+ * cleans at @now): a stamp is at most a horizon and a round (1.5 horizons)
+ * old while the sweep keeps pace. Left: a CPU whose sweep does not run
+ * (the module writes nothing there) for 2^32 positions of other records.
  */
 u32 StackMap::def_sweep(u32 now, u32 horizon, fsm_def_fn fn, void *ctx)
 {
@@ -642,9 +649,21 @@ u32 StackMap::def_sweep(u32 now, u32 horizon, fsm_def_fn fn, void *ctx)
 			for (u32 i = 0; i < kDefStampWays && !stop; i++) {
 				u64 w = set[i].load(relaxed);
 
-				if (!(w & kDefDirty) || hc_gen8(w) != gen8(gen) ||
+				if (!w || hc_gen8(w) != gen8(gen) ||
 				    now - (u32)w < horizon)
 					continue;
+				if (!(w & kDefDirty)) {
+					/*
+					 * A clean stamp a horizon old says
+					 * "due", as an empty way does; left
+					 * alone, its age would read fresh
+					 * again once positions wrap (2^32).
+					 * A nested claim that changed it
+					 * keeps its word.
+					 */
+					(void)set[i].cmpxchg(w, 0, relaxed, relaxed);
+					continue;
+				}
 				const u32 id = ds_id(w);
 				if (id >= capacity_)
 					continue;

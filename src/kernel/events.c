@@ -125,6 +125,49 @@ MODULE_PARM_DESC(redefine_pct,
 /* The largest horizon: positions compare modulo 2^32. */
 #define FSM_RB_HORIZON_MAX	(1U << 30)
 
+/*
+ * The kernel's temp_buffer (kernel/trace/trace.c): where
+ * trace_event_buffer_reserve() puts a record that triggers need while the
+ * instance's buffer refuses it; given to the triggers, then dropped. False
+ * when the symbol was not found (said at load, verdict.c).
+ */
+static bool notrace fsm_rb_temp_buffer(struct trace_buffer *buffer)
+{
+	return fsm_ks.temp_buffer && buffer == READ_ONCE(*fsm_ks.temp_buffer);
+}
+
+/*
+ * Whether every record this CPU's buffer held at the module's last record
+ * here is gone: the oldest page the buffer holds starts after the clock
+ * read just after that record. Sees a reset whatever refilled the buffer
+ * since (which the counts cannot), and equally a buffer that wrapped or
+ * was consumed past that record, where every definition is gone too. A
+ * page's time stamp is its first event's, not later than any event on it,
+ * so no record still held is taken for gone (barring a change of
+ * trace_clock, which resets the buffer anyway).
+ * ring_buffer_oldest_event_ts() takes the CPU buffer's reader_lock, with
+ * interrupts off: never from NMI (the caller checks), nor from a source
+ * event reached inside that call, of any instance (fsm_rb_in_oldest:
+ * reader_locks share one lock class, and two of them nested could invert).
+ * Context: preemption disabled, not NMI. Return: true if gone.
+ */
+static DEFINE_PER_CPU(bool, fsm_rb_in_oldest);
+
+static bool notrace fsm_rb_older_gone(struct trace_buffer *buffer,
+				      struct fsm_inst_pcpu *pc, int cpu)
+{
+	u64 ts = READ_ONCE(pc->rb.ts), oldest;
+
+	if (!ts || this_cpu_read(fsm_rb_in_oldest))
+		return false;
+	this_cpu_write(fsm_rb_in_oldest, true);
+	barrier();
+	oldest = ring_buffer_oldest_event_ts(buffer, cpu);
+	barrier();
+	this_cpu_write(fsm_rb_in_oldest, false);
+	return oldest > ts;
+}
+
 /**
  * fsm_rb_position - where this CPU's ring buffer of an instance stands.
  * @buffer: the instance's ring buffer, from the record just committed
@@ -135,14 +178,24 @@ MODULE_PARM_DESC(redefine_pct,
  * The position is the count of records the buffer took on this CPU since
  * it was last reset (entries + overrun + read: every record is retained,
  * overwritten or consumed), plus the CPU's rb.base. The ring buffer's own
- * counters are reset with the buffer (echo > trace, trace-cmd's reset): a
- * count lower than the last one seen moves the base on by 2^31, which
- * makes every stamp of this CPU due (fsm_map_def_claim()'s unsigned age),
- * because the definitions those stamps stand for were erased with it. So
+ * counters are reset with the buffer (echo > trace, trace-cmd's reset).
+ * A reset is seen at this CPU's next record of the module by any of: the
+ * count, the overrun or the read count lower than at the last look (each
+ * only grows between resets); or, outside NMI, the oldest page of the
+ * buffer newer than the module's last record here (fsm_rb_older_gone():
+ * the one sign left when other events of the instance refilled the buffer
+ * past the last count before the module writes here again). A reset
+ * moves the base so that the position goes on past the last one, and
+ * sets the CPU's floor there: a stamp written before the floor never
+ * counts again (@pos->fresh, the horizon of claims), because the
+ * definitions those stamps stand for were erased with the buffer. So
  * does a change of @inst->redefine_seq: a reader consumed the buffer
  * (which moves no count: read goes up as entries go down), or a new
- * recording starts. Each CPU sees the change at its next record and jumps
- * its own base: no CPU writes another's state.
+ * recording starts. Each CPU sees the change at its next record and moves
+ * its own floor: no CPU writes another's state. Not seen: a reset whose
+ * buffer was refilled past the last counts with no overrun or read
+ * before, when the CPU's next records of the module are all written in
+ * NMI (Documentation/flight-recorder.rst: write "redefine" after it).
  *
  * The horizon is @redefine_pct of the records this CPU's buffer holds,
  * estimated as its size over the mean record size of what it holds now
@@ -164,13 +217,17 @@ MODULE_PARM_DESC(redefine_pct,
  * uses of ids last used in the oldest pct% of the buffer, whose last
  * definition was dropped before them (Documentation/flight-recorder.rst).
  *
- * NMI: the ring buffer calls read counters (a cpumask test and loads, no
- * lock); @pc->rb is this CPU's, written without lock by every context
+ * NMI: the ring buffer calls read counters and the clock (a cpumask test
+ * and loads, no lock), except ring_buffer_oldest_event_ts(), not made in
+ * NMI; @pc->rb is this CPU's, written without lock by every context
  * nested on it: a nested writer between our read and write of a field
- * costs at most an extra jump of the base (every stamp due once) or an
- * extra refresh, never a position that went back.
+ * costs at most an extra floor (every stamp due once) or an extra
+ * refresh, never a position that went back nor a floor undone (the
+ * overrun, read and clock stored are ours or older than a nested one's:
+ * never a false "went back" later).
  * Context: preemption disabled, any context. Return: nothing; @pos->horizon
- * is 0 when re-definitions are off (redefine_pct=0).
+ * is 0 when re-definitions are off (redefine_pct=0) or @buffer is the
+ * kernel's temp_buffer.
  */
 void notrace fsm_rb_position(struct trace_buffer *buffer,
 			     struct fsm_inst *inst, struct fsm_rb_pos *pos)
@@ -179,26 +236,65 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 	unsigned int pct = READ_ONCE(fsm_redefine_pct);
 	u32 seq = atomic_read(&inst->redefine_seq);
 	int cpu = smp_processor_id();
-	unsigned long held, count, last;
-	u32 base;
+	unsigned long held, count, last, overrun, read;
+	bool reset = false;
+	u32 base, floor;
 
 	pos->now = 0;
 	pos->horizon = 0;
-	if (!pct)
+	pos->fresh = 0;
+	/*
+	 * A record that went to the kernel's temp_buffer (tracing off, a
+	 * conditional trigger on stack_id wanted it) is in no buffer of
+	 * the instance: that buffer's counters say nothing of this CPU's
+	 * position. No position: no stamp is claimed, the record is written
+	 * as with re-definitions off (a first use defines the id).
+	 */
+	if (!pct || fsm_rb_temp_buffer(buffer))
 		return;
-	held = ring_buffer_entries_cpu(buffer, cpu);
-	count = held + ring_buffer_overrun_cpu(buffer, cpu) +
-		ring_buffer_read_events_cpu(buffer, cpu);
+	/*
+	 * This CPU's state before the ring buffer's counters: a context
+	 * nested between the two can then only make our count larger than
+	 * the last it stored, never smaller (a false reset).
+	 */
 	last = READ_ONCE(pc->rb.last);
 	base = READ_ONCE(pc->rb.base);
-	if (count < last || seq != READ_ONCE(pc->rb.seq)) {
-		/* every definition of this CPU's buffer is gone */
-		base += (u32)(last - count) + (1U << 31);
+	floor = READ_ONCE(pc->rb.floor);
+	if (READ_ONCE(pc->rb.overrun) > ring_buffer_overrun_cpu(buffer, cpu) ||
+	    READ_ONCE(pc->rb.read) > ring_buffer_read_events_cpu(buffer, cpu))
+		reset = true;
+	if (!in_nmi())
+		reset |= fsm_rb_older_gone(buffer, pc, cpu);
+	barrier();
+	held = ring_buffer_entries_cpu(buffer, cpu);
+	overrun = ring_buffer_overrun_cpu(buffer, cpu);
+	read = ring_buffer_read_events_cpu(buffer, cpu);
+	count = held + overrun + read;
+	if (reset || count < last || seq != READ_ONCE(pc->rb.seq)) {
+		/*
+		 * Every definition of this CPU's buffer is gone: the position
+		 * goes on past where it stood (never back), and the stamps
+		 * written before it stop counting (the floor). No jump of the
+		 * position: two jumps of 2^31 cancel each other.
+		 */
+		if (count <= last)
+			base += (u32)(last - count) + 1;
+		/* after every stamp so far: they were all at last + base or before */
+		floor = (u32)count + base;
 		WRITE_ONCE(pc->rb.base, base);
+		WRITE_ONCE(pc->rb.floor, floor);
 		WRITE_ONCE(pc->rb.seq, seq);
 		WRITE_ONCE(pc->rb.refresh, 0);
+	} else if ((u32)count + base - floor > (1U << 31)) {
+		/* a floor that far back voids nothing a horizon would not */
+		floor = (u32)count + base - (1U << 31);
+		WRITE_ONCE(pc->rb.floor, floor);
 	}
 	WRITE_ONCE(pc->rb.last, count);
+	WRITE_ONCE(pc->rb.overrun, overrun);
+	WRITE_ONCE(pc->rb.read, read);
+	/* after the record: its time stamp is not later than this */
+	WRITE_ONCE(pc->rb.ts, ring_buffer_time_stamp(buffer));
 	if (count >= READ_ONCE(pc->rb.refresh)) {
 		unsigned long bytes = ring_buffer_bytes_cpu(buffer, cpu);
 		u32 horizon = READ_ONCE(pc->rb.horizon);
@@ -224,6 +320,7 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 	}
 	pos->now = (u32)count + base;
 	pos->horizon = READ_ONCE(pc->rb.horizon);
+	pos->fresh = fsm_rb_fresh(pos->now, floor, pos->horizon);
 }
 
 /**

@@ -109,6 +109,9 @@ struct fsm_fid_stamp {
 
 #define FSM_FID_STAMPS_BITS	8
 static struct fsm_fid_stamp __percpu *fsm_fid_stamps;	/* [1 << BITS] per CPU */
+/* Entries of its table a claim ages, and where the next one starts. */
+#define FSM_FID_AGE_PER_CLAIM	2
+static DEFINE_PER_CPU(unsigned int, fsm_fid_age_next);
 
 /* Statistics (stack_map_stat, module-wide). */
 static atomic64_t fsm_fid_lookups;	/* fsm_fileid_get() calls */
@@ -447,8 +450,24 @@ static struct fsm_fid_stamp *fsm_fid_stamp_of(u64 id, u32 iseq)
  */
 bool fsm_fileid_claim(u64 id, u32 iseq, u32 pos, u32 horizon)
 {
-	struct fsm_fid_stamp *st = fsm_fid_stamp_of(id, iseq);
+	struct fsm_fid_stamp *st = fsm_fid_stamp_of(id, iseq), *t;
+	struct fsm_fid_stamp *tab = this_cpu_ptr(fsm_fid_stamps);
+	unsigned int *next = this_cpu_ptr(&fsm_fid_age_next), i;
 
+	/*
+	 * Positions compare modulo 2^32: a stamp of a file not described
+	 * here for k * 2^32 + [0, @horizon) positions would read fresh. So
+	 * each claim empties the stamps of this instance a horizon old in
+	 * the next FSM_FID_AGE_PER_CLAIM entries of the table (a pass every
+	 * 128 claims); other instances' positions are not comparable with
+	 * @pos, their own claims age them. Left: a table no claim of the
+	 * instance passes over in 2^32 positions.
+	 */
+	for (i = 0; i < FSM_FID_AGE_PER_CLAIM; i++) {
+		t = &tab[(*next)++ & ((1U << FSM_FID_STAMPS_BITS) - 1)];
+		if (t->id && t->iseq == iseq && pos - t->pos >= horizon)
+			t->id = 0;
+	}
 	if (st->id == id && st->iseq == iseq && pos - st->pos < horizon)
 		return false;
 	st->id = id;

@@ -253,7 +253,7 @@ static bool notrace fsm_record_stack(struct fsm_src *src, struct fsm_inst *inst,
 						pos.now, 0);
 	} else if (!pos.horizon ||
 		   !fsm_map_def_claim(map, res.id, res.generation, pos.now,
-				      pos.horizon)) {
+				      pos.fresh)) {
 		goto sweep;	/* this CPU's buffer has the stack recently */
 	} else {
 		/*

@@ -87,6 +87,7 @@ struct fsm_src_trig;
  * @horizon: records after which a definition is written again, from the
  *           buffer's size and mean record size at the last refresh
  * @refresh: count at which @horizon is computed again
+ * @seq, @floor, @overrun, @read, @ts: see fsm_rb_position()
  *
  * Written by every context that writes a record of the module on this
  * CPU, NMI included, with no lock: a nested writer between a read and a
@@ -99,13 +100,32 @@ struct fsm_rb_cpu {
 	u32 horizon;
 	unsigned long refresh;
 	u32 seq;
+	u32 floor;	/* position of the last reset / new seq: older stamps are void */
+	unsigned long overrun;	/* the buffer's overrun and read counts at */
+	unsigned long read;	/* the last look: they only go back at a reset */
+	u64 ts;		/* the buffer's clock after the last record, 0: none */
 };
 
 /* The position of a record in its CPU's buffer (fsm_rb_position()). */
 struct fsm_rb_pos {
 	u32 now;	/* position after the record, modulo 2^32 */
 	u32 horizon;	/* 0: re-definitions are off */
+	u32 fresh;	/* for claims: a stamp counts only if less than this
+			 * behind @now, min(@horizon, since the floor + 1) */
 };
+
+/*
+ * The claim horizon at @now: a stamp written before @floor (the last reset
+ * of this CPU's buffer, or a new recording / redefine) never counts, one
+ * written since counts while less than @horizon behind. Unlike a jump of
+ * the position, moving the floor again never revives an older stamp.
+ */
+static inline u32 fsm_rb_fresh(u32 now, u32 floor, u32 horizon)
+{
+	u32 since = now - floor;
+
+	return since >= horizon ? horizon : since + 1;
+}
 
 /* Per-CPU counters of the tracing side (the map counts its own). */
 struct fsm_inst_pcpu {

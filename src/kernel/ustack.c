@@ -139,17 +139,23 @@ static atomic64_t fsm_ust_reclaimed = ATOMIC64_INIT(0);
  * entry ended with and how many entries in a row ended with them
  * (fsm_ust_close()). fsm_ust_nslots entries in sets of FSM_UST_HIST_WAYS,
  * one cache line per set. @task is a hint that finds the task's entry;
- * @state = tag | count, the tag a keyed hash of the registers, the task
+ * @state = tag | counts, the tag a keyed hash of the registers, the task
  * pointer and its start time: a state left by another task never matches,
  * so races between tasks that share a set (plain stores, no lock) can lose
- * a count, never make one task's requests refused for another's.
+ * a count, never make one task's requests refused for another's. Two
+ * counts of ends in a row with the tag's registers: those on the way out
+ * to user space (FSM_UST_HIST_OUT), and all of them (FSM_UST_HIST_ANY).
  */
 struct fsm_ust_hist {
 	unsigned long task;
 	u64 state;
 };
-#define FSM_UST_HIST_COUNT	0x1fULL		/* count bits of @state */
-static_assert(FSM_UST_SAME_REGS_MAX < FSM_UST_HIST_COUNT);
+#define FSM_UST_HIST_OUT	0x1fULL		/* ends on the way out */
+#define FSM_UST_HIST_ANY_SHIFT	5
+#define FSM_UST_HIST_ANY	(0x7fULL << FSM_UST_HIST_ANY_SHIFT) /* every end */
+#define FSM_UST_HIST_COUNT	(FSM_UST_HIST_OUT | FSM_UST_HIST_ANY)
+static_assert(FSM_UST_SAME_REGS_MAX < FSM_UST_HIST_OUT);
+static_assert(FSM_UST_ENDS_MAX < (FSM_UST_HIST_ANY >> FSM_UST_HIST_ANY_SHIFT));
 
 static struct fsm_ust_hist *fsm_ust_hist;
 
@@ -327,8 +333,11 @@ u64 fsm_ust_slots_reclaimed(void)
  * sched_process_free: the task is gone. Its task works ran in do_exit()
  * (exit_task_work()), or were disarmed at module exit, so it holds no
  * slot: every reference it took was dropped. A slot still owned by it
- * would be a lost reference; it is made idle and freed, and counted
- * (stack_map_stat user_slots_reclaimed: the tests require 0).
+ * with no reference would be a lost put; it is made idle and freed, and
+ * counted (stack_map_stat user_slots_reclaimed: the tests require 0).
+ * A slot with references is left alone: a holder still uses it (an NMI
+ * hand-off not yet run pins the task_struct too, so the key cannot be
+ * reused), and its last put frees it; counted the same, said once.
  * Context: RCU callback (softirq); nothing runs for @t any more.
  */
 void fsm_ust_task_free(void *data, struct task_struct *t)
@@ -342,8 +351,15 @@ void fsm_ust_task_free(void *data, struct task_struct *t)
 			struct fsm_ust_slot *slot =
 				&fsm_ust_slots[(home[w] + i) & (fsm_ust_nslots - 1)];
 
-			if ((atomic_long_read(&slot->owner) & ~FSM_UST_REF_MASK) != key)
+			long o = atomic_long_read(&slot->owner);
+
+			if ((o & ~FSM_UST_REF_MASK) != key)
 				continue;
+			if (o & FSM_UST_REF_MASK) {
+				atomic64_inc(&fsm_ust_reclaimed);
+				pr_warn_once("user stacks: a freed task's slot still has references\n");
+				continue;
+			}
 			fsm_uwc_init(&slot->uwc);
 			WRITE_ONCE(slot->emitting, 0);
 			atomic64_inc(&fsm_ust_reclaimed);
@@ -376,7 +392,8 @@ static struct fsm_ust_hist *fsm_ust_hist_set(const struct task_struct *t)
  * @regs: its user registers
  *
  * True after FSM_UST_SAME_REGS_MAX entries in a row ended on the way out
- * with exactly these registers. Reads a racy snapshot (READ_ONCE): a
+ * with exactly these registers, or FSM_UST_ENDS_MAX ended with them
+ * wherever the walk work ran. Reads a racy snapshot (READ_ONCE): a
  * heuristic bound, no ordering needed; the tag makes another task's state
  * never match.
  * Context: any. Return: true to refuse the request.
@@ -391,7 +408,9 @@ bool fsm_ust_hist_refuses(struct task_struct *t, const struct pt_regs *regs)
 		if (READ_ONCE(e->task) != (unsigned long)t)
 			continue;
 		st = READ_ONCE(e->state);
-		return (st & FSM_UST_HIST_COUNT) >= FSM_UST_SAME_REGS_MAX &&
+		return ((st & FSM_UST_HIST_OUT) >= FSM_UST_SAME_REGS_MAX ||
+			((st & FSM_UST_HIST_ANY) >> FSM_UST_HIST_ANY_SHIFT) >=
+			FSM_UST_ENDS_MAX) &&
 		       (st & ~FSM_UST_HIST_COUNT) == fsm_ust_hist_tag(t, regs);
 	}
 	return false;
@@ -401,17 +420,22 @@ bool fsm_ust_hist_refuses(struct task_struct *t, const struct pt_regs *regs)
  * fsm_ust_hist_end - an entry of @t ended on the way out with @regs.
  * @t:    current
  * @regs: the registers it returns to user space with
+ * @out:  the end is on the way out to user space (TIF_NOTIFY_RESUME was
+ *        cleared before the task works ran), not inside a syscall
  *
- * Counts entries in a row that ended with the same registers. The task's
+ * Counts entries in a row that ended with the same registers: those with
+ * @out (an end inside the kernel neither counts nor breaks that row), and
+ * all of them. The task's
  * way of its set, else the way with the lowest count (a task in a run of
  * equal ends keeps its way against tasks that are not): writers of one set
  * race with plain stores and may lose a count, nothing else.
  * Context: the walk work of @t.
  */
-void fsm_ust_hist_end(struct task_struct *t, const struct pt_regs *regs)
+void fsm_ust_hist_end(struct task_struct *t, const struct pt_regs *regs,
+		      bool out)
 {
 	struct fsm_ust_hist *set = fsm_ust_hist_set(t), *e = NULL;
-	u64 tag = fsm_ust_hist_tag(t, regs), st, n = 0;
+	u64 tag = fsm_ust_hist_tag(t, regs), st, n = 0, any = 0;
 	unsigned int i;
 
 	for (i = 0; i < FSM_UST_HIST_WAYS; i++) {
@@ -425,9 +449,14 @@ void fsm_ust_hist_end(struct task_struct *t, const struct pt_regs *regs)
 	}
 	WRITE_ONCE(e->task, (unsigned long)t);
 	st = READ_ONCE(e->state);
-	if ((st & ~FSM_UST_HIST_COUNT) == tag)
-		n = min((st & FSM_UST_HIST_COUNT) + 1, FSM_UST_HIST_COUNT);
-	WRITE_ONCE(e->state, tag | n);
+	if ((st & ~FSM_UST_HIST_COUNT) == tag) {
+		n = st & FSM_UST_HIST_OUT;
+		if (out)
+			n = min(n + 1, FSM_UST_HIST_OUT);
+		any = (st & FSM_UST_HIST_ANY) >> FSM_UST_HIST_ANY_SHIFT;
+		any = min(any + 1, FSM_UST_HIST_ANY >> FSM_UST_HIST_ANY_SHIFT);
+	}
+	WRITE_ONCE(e->state, tag | n | (any << FSM_UST_HIST_ANY_SHIFT));
 }
 
 /* ---- the walks' buffers ---- */

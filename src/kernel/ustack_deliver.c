@@ -233,7 +233,7 @@ static void fsm_ust_refile(struct fsm_inst *inst, const u64 *frames, u32 nr,
 			(void)fsm_fileid_claim(id, inst->seq, pos->now - nrec, 0);
 			continue;
 		}
-		if (!fsm_fileid_claim(id, inst->seq, pos->now, pos->horizon))
+		if (!fsm_fileid_claim(id, inst->seq, pos->now, pos->fresh))
 			continue;
 		if (fsm_fileid_write(id, fsm_ust_write_file_map,
 				     (void *)(unsigned long)iid))
@@ -313,7 +313,7 @@ static void fsm_ust_redefine(struct fsm_inst *inst, const struct fsm_ust_rec *r,
 			/* the record carries the frames: stamp its position */
 			(void)fsm_map_def_claim(umap, r->id, r->gen, pos->now, 0);
 		} else if (fsm_map_def_claim(umap, r->id, r->gen, pos->now,
-					     pos->horizon)) {
+					     pos->fresh)) {
 			struct fsm_ust_rec d = *r;
 
 			d.cookie = 0;
@@ -390,6 +390,7 @@ static void fsm_ust_sweep_here(struct fsm_inst *inst)
 	umap = smp_load_acquire(&inst->umap);
 	if (!umap || !pos.horizon)
 		return;
+	pos.fresh = fsm_rb_fresh(pos.now, READ_ONCE(pc->rb.floor), pos.horizon);
 	for (i = 0; i < FSM_UST_SWEEP_CALLS &&
 	     fsm_map_def_sweep_lag(umap, pos.now, pos.horizon); i++)
 		fsm_map_def_sweep(umap, pos.now, pos.horizon, fsm_ust_sweep_def, &sc);
@@ -468,7 +469,8 @@ int fsm_ust_sweepers_init(void)
 	for_each_possible_cpu(cpu) {
 		struct fsm_ust_sweeper *s = per_cpu_ptr(fsm_ust_sweepers, cpu);
 
-		init_irq_work(&s->iw, fsm_ust_sweep_irq);
+		/* hard: queue_work_on() takes raw locks only (PREEMPT_RT too) */
+		s->iw = IRQ_WORK_INIT_HARD(fsm_ust_sweep_irq);
 		INIT_WORK(&s->work, fsm_ust_sweep_work);
 		atomic64_set(&s->pending, 0);
 	}

@@ -41,6 +41,7 @@ static_assert(FSM_UST_MAX_INST == FSM_UWC_MAX_INSTANCES, "ustack.h and fsm_unwin
 #define FSM_UST_PROBE		16	/* slots per window; two windows per task */
 #define FSM_UST_NMI_QUEUE	4	/* per-CPU deferred task_work_add()s */
 #define FSM_UST_SAME_REGS_MAX	16	/* see fsm_ust_close() */
+#define FSM_UST_ENDS_MAX	64	/* the same, ends inside the kernel too */
 #define FSM_UST_HIST_WAYS	4	/* history entries per set (ustack.c) */
 
 /*
@@ -218,7 +219,8 @@ void fsm_ust_task_free(void *data, struct task_struct *t);
 void fsm_ust_regs(struct pt_regs *regs, struct fsm_uw_regs *u);
 u64 fsm_ust_sig(struct pt_regs *regs);
 bool fsm_ust_hist_refuses(struct task_struct *t, const struct pt_regs *regs);
-void fsm_ust_hist_end(struct task_struct *t, const struct pt_regs *regs);
+void fsm_ust_hist_end(struct task_struct *t, const struct pt_regs *regs,
+		      bool out);
 
 /* ustack_work.c */
 void fsm_ust_work_refused(struct fsm_ust_work *w);

@@ -260,7 +260,8 @@ bool fsm_ust_queue(struct fsm_ust_work *head)
  * The rest of an exit path could in theory request, walk and request again
  * forever (each walk waking a reader that preempts us on the way out). Such
  * a loop ends entries with identical user registers; after
- * FSM_UST_SAME_REGS_MAX of those in a row, requests with those registers
+ * FSM_UST_SAME_REGS_MAX of those in a row on the way out, or
+ * FSM_UST_ENDS_MAX wherever the work ran, requests with those registers
  * get no user stack (counted) until the registers differ (the history,
  * fsm_ust_hist_end() in ustack.c). Legitimate runs of entries from one
  * identical register state that long are rare (a tight loop around one
@@ -285,11 +286,15 @@ static void fsm_ust_close(struct fsm_ust_slot *slot, const struct fsm_ust_stack 
 	 * Task works also run inside a syscall (io_uring's wait loop, ptrace
 	 * stops, get_signal()): there the entry goes on, later requests walk
 	 * again (same registers: a correct stack). Only resume_user_mode_work()
-	 * clears TIF_NOTIFY_RESUME before it runs the works: count the bound
-	 * only there, on the way out, where the loop it stops can happen.
+	 * clears TIF_NOTIFY_RESUME before it runs the works: the tight bound
+	 * counts only ends there, on the way out. But a work queued while
+	 * task_work_run() runs (a reader woken by our records preempts us at
+	 * its cond_resched(), a source in our context asks again) sets the
+	 * flag again: that loop stays inside one task_work_run() and never
+	 * gets out. So every end counts towards the looser FSM_UST_ENDS_MAX.
 	 */
-	if (!test_thread_flag(TIF_NOTIFY_RESUME))
-		fsm_ust_hist_end(current, task_pt_regs(current));
+	fsm_ust_hist_end(current, task_pt_regs(current),
+			 !test_thread_flag(TIF_NOTIFY_RESUME));
 	/* Every id is busy while the entry ends. */
 	WRITE_ONCE(slot->emitting, ~0ULL);
 	/*
@@ -626,8 +631,14 @@ int fsm_ustack_init(void)
 			goto fail;
 		}
 	}
+	/*
+	 * Hard: on PREEMPT_RT a plain irq_work runs in a kthread, late; the
+	 * queue holds task references and slot references meanwhile, and
+	 * the hand-off is meant to reach the task before it returns to user
+	 * space. fsm_ust_nmiq_fn() adds task works (no sleeping lock).
+	 */
 	for_each_possible_cpu(cpu)
-		init_irq_work(&per_cpu(fsm_ust_nmiq, cpu).work, fsm_ust_nmiq_fn);
+		per_cpu(fsm_ust_nmiq, cpu).work = IRQ_WORK_INIT_HARD(fsm_ust_nmiq_fn);
 	for_each_kernel_tracepoint(fsm_ust_find_tp, NULL);
 	if (!fsm_ust_tp_free) {
 		pr_err("no sched_process_free tracepoint\n");
