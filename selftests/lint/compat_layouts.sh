@@ -60,7 +60,7 @@ for opt in CONFIG_CFI_CLANG CONFIG_CFI; do
 	if cc "" "-D$opt" '#include "layouts.h"
 static_assert(!FSM_HAVE_KL_TRIGGER, "trigger built in with kernel CFI");
 const char fsm_t_why[] = FSM_KL_TRIGGER_WHY;' &&
-		strings "$tmp/m/t.o" | grep -q 'kernel CFI'; then
+		[[ $(strings "$tmp/m/t.o") == *'kernel CFI'* ]]; then
 		ok "$opt: trigger built out, reason 'kernel CFI'"
 	else
 		bad "$opt: trigger built out, reason 'kernel CFI'"
@@ -76,7 +76,7 @@ const char fsm_t_why[] = FSM_KL_TRIGGER_WHY;' &&
 done
 
 # trigger data that ends with an llist and has no private_data_free
-size=$(sed -n 's/^#define FSM_KL_event_trigger_data____SIZE \([0-9]*\)$/\1/p' "$base" | head -n 1)
+size=$(sed -n 's/^#define FSM_KL_event_trigger_data____SIZE \([0-9]*\)$/\1/p;T;q' "$base")
 llist="#undef FSM_KL_event_trigger_data____SIZE
 #define FSM_KL_event_trigger_data____SIZE $((size + 8))
 #define FSM_KL_HAVE_event_trigger_data_llist 1

@@ -110,8 +110,11 @@ struct fsm_rb_cpu {
 struct fsm_rb_pos {
 	u32 now;	/* position after the record, modulo 2^32 */
 	u32 horizon;	/* 0: re-definitions are off */
-	u32 fresh;	/* for claims: a stamp counts only if less than this
-			 * behind @now, min(@horizon, since the floor + 1) */
+	/*
+	 * for claims: a stamp counts only if less than this behind @now,
+	 * min(@horizon, since the floor + 1)
+	 */
+	u32 fresh;
 };
 
 /*
