@@ -35,27 +35,13 @@ Prints key=value lines for the shell test:
   caller_wrong   events whose caller frame is not the expected a/b
   examples       up to 3 mismatching events, for the diagnostics
 """
-import re
 import subprocess
 import sys
 
-LINE = re.compile(r'^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[\d+\]\s+\S+\s+[\d.]+: (?P<ev>[a-z_]+|<user stack trace>):?\s?(?P<rest>.*)$')
-UADDR = re.compile(r'^\s*=>\s+.*<([0-9a-f]+)>')
-OFF_MASK = (1 << 56) - 1
+from ustack_trace import LINE, UADDR, UserStacks, ints, kv
 
 
-def kv(s):
-    out = {}
-    for m in re.finditer(r'(\w+)=(\{[^}]*\}|\S+)', s):
-        out[m.group(1)] = m.group(2)
-    return out
 
-
-def ints(braced):
-    body = braced.strip('{}').strip()
-    if not body:
-        return []
-    return [int(x, 0) for x in re.split(r'[,\s]+', body) if x]
 
 
 def main():
@@ -110,8 +96,7 @@ def main():
                 return name
         return None
 
-    paths = {}
-    by_id = {}
+    us = UserStacks()
     ours = {}          # cookie -> list of (path, off)
     events = []        # [kernel frames, cookie]
     want = {}          # per pid: what the next lines are
@@ -129,21 +114,9 @@ def main():
         if not m:
             continue
         ev, rest, p = m.group('ev'), m.group('rest'), m.group('pid')
-        if ev == 'file_map':
-            d = kv(rest)
-            paths[int(d['file_id'], 0)] = re.search(r'path=(.*?) build_id=', rest).group(1)
-            continue
-        if ev == 'user_stack':
-            d = kv(rest)
-            c = int(d['cookie'], 0)
-            key = (d['gen'], d['ustack_id'])
-            fr = ints(d.get('frames', '{}'))
-            if fr:
-                by_id[key] = fr
-            else:
-                fr = by_id.get(key, [])
-            ours[c] = [(paths.get(fr[i], 'file:%x' % fr[i]), fr[i + 1] & OFF_MASK)
-                       for i in range(0, len(fr) - 1, 2)]
+        if us.take(ev, rest):
+            if ev == 'user_stack':
+                ours[us.cookie] = us.named()
             continue
         if p != mine:
             continue

@@ -19,25 +19,15 @@ Prints key=value lines:
   ours_flagged   ... flagged unreliable (0x80)
   example        the first event's two stacks
 """
-import re
 import subprocess
 import sys
 
-LINE = re.compile(r'^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[\d+\]\s+\S+\s+[\d.]+: '
-                  r'(?P<ev>[a-z_]+|<user stack trace>):?\s?(?P<rest>.*)$')
-UADDR = re.compile(r'^\s*=>\s+.*<([0-9a-f]+)>')
-OFF_MASK = (1 << 56) - 1
+from ustack_trace import LINE, OFF_MASK, UADDR, UserStacks, ints, kv
+
 NOVMA = 1 << 58
 STOP_NOT_CODE = 10
 
 
-def kv(s):
-    return {m.group(1): m.group(2) for m in re.finditer(r'(\w+)=(\{[^}]*\}|\S+)', s)}
-
-
-def ints(braced):
-    body = braced.strip('{}').strip()
-    return [int(x, 0) for x in re.split(r'[,\s]+', body) if x] if body else []
 
 
 def main():
@@ -71,7 +61,7 @@ def main():
                 return func(addr - lo + pgoff)
         return None
 
-    paths, by_id, ours = {}, {}, {}
+    us, ours = UserStacks(), {}
     events, want, cur = [], None, None
     for ln in open(trace, errors='replace'):
         if cur is not None:
@@ -84,19 +74,10 @@ def main():
         if not m:
             continue
         ev, rest = m.group('ev'), m.group('rest')
-        if ev == 'file_map':
-            d = kv(rest)
-            paths[int(d['file_id'], 0)] = re.search(r'path=(.*?) build_id=', rest).group(1)
-            continue
-        if ev == 'user_stack':
-            d = kv(rest)
-            key = (d['gen'], d['ustack_id'])
-            fr = ints(d.get('frames', '{}'))
-            if fr:
-                by_id[key] = fr
-            else:
-                fr = by_id.get(key, [])
-            ours[int(d['cookie'], 0)] = (fr, int(d['stop']), int(d['flags'], 0))
+        if us.take(ev, rest):
+            if ev == 'user_stack':
+                ours[us.cookie] = (us.frames, int(us.fields['stop']),
+                                   int(us.fields['flags'], 0))
             continue
         if m.group('pid') != pid:
             continue
@@ -123,7 +104,7 @@ def main():
         fr, stop, flags = o
         n_ours += 1
         pairs = [(fr[i], fr[i + 1]) for i in range(0, len(fr) - 1, 2)]
-        if len(pairs) == 1 and paths.get(pairs[0][0]) == prog and \
+        if len(pairs) == 1 and us.paths.get(pairs[0][0]) == prog and \
                 func(pairs[0][1] & OFF_MASK) == 'fl_fstat':
             ip_only += 1
         not_code += stop == STOP_NOT_CODE
@@ -133,7 +114,7 @@ def main():
         if example is None:
             example = 'kernel %s ours %s stop %d' % (
                 [kfunc(a) or hex(a) for a in kst[:3]],
-                [(paths.get(f, hex(f)), hex(w)) for f, w in pairs], stop)
+                [(us.paths.get(f, hex(f)), hex(w)) for f, w in pairs], stop)
     print('events=%d' % len(events))
     print('kernel_stale=%d' % stale)
     print('ours=%d' % n_ours)

@@ -29,24 +29,14 @@ Prints key=value lines:
   mismatch      events whose stacks differ in a frame both have
   example       up to 5 events that failed, for the diagnostics
 """
-import re
 import subprocess
 import sys
 
-LINE = re.compile(r'^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[\d+\]\s+\S+\s+[\d.]+: '
-                  r'(?P<ev>[a-z_]+|<user stack trace>):?\s?(?P<rest>.*)$')
-UADDR = re.compile(r'^\s*=>\s+.*<([0-9a-f]+)>')
-OFF_MASK = (1 << 56) - 1
+from ustack_trace import LINE, UADDR, UserStacks, ints, kv
+
 CHAIN = ['thr_sys', 'thr_late_b', 'thr_late_a', 'thr_late_start']
 
 
-def kv(s):
-    return {m.group(1): m.group(2) for m in re.finditer(r'(\w+)=(\{[^}]*\}|\S+)', s)}
-
-
-def ints(braced):
-    body = braced.strip('{}').strip()
-    return [int(x, 0) for x in re.split(r'[,\s]+', body) if x] if body else []
 
 
 def prog_symbols(prog):
@@ -102,7 +92,7 @@ def main():
         return None
 
     func_of = prog_symbols(prog)
-    paths, by_id, ours = {}, {}, {}
+    us, ours = UserStacks(), {}
     events = []        # [tid, kernel frames, cookie]
     want, last = {}, {}
     cur_ust = None
@@ -117,21 +107,9 @@ def main():
         if not m:
             continue
         ev, rest, p = m.group('ev'), m.group('rest'), m.group('pid')
-        if ev == 'file_map':
-            d = kv(rest)
-            paths[int(d['file_id'], 0)] = re.search(r'path=(.*?) build_id=', rest).group(1)
-            continue
-        if ev == 'user_stack':
-            d = kv(rest)
-            key = (d['gen'], d['ustack_id'])
-            fr = ints(d.get('frames', '{}'))
-            if fr:
-                by_id[key] = fr
-            else:
-                fr = by_id.get(key, [])
-            ours[int(d['cookie'], 0)] = [
-                (paths.get(fr[i], 'file:%x' % fr[i]), fr[i + 1] & OFF_MASK)
-                for i in range(0, len(fr) - 1, 2)]
+        if us.take(ev, rest):
+            if ev == 'user_stack':
+                ours[us.cookie] = us.named()
             continue
         if p not in tids:
             continue

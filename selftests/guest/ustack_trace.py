@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+"""What the user-stack checkers (ustack_entry.py, ustack_threads.py,
+ustack_frameless.py) read alike in a trace's text: its line format, the
+key=value fields of our records, and the frames a user_stack record stands
+for (the first record of a ustack_id carries them, later ones the id only;
+file paths from the file_map records)."""
+import re
+
+LINE = re.compile(r'^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[\d+\]\s+\S+\s+[\d.]+: '
+                  r'(?P<ev>[a-z_]+|<user stack trace>):?\s?(?P<rest>.*)$')
+UADDR = re.compile(r'^\s*=>\s+.*<([0-9a-f]+)>')
+OFF_MASK = (1 << 56) - 1
+
+
+def kv(s):
+    return {m.group(1): m.group(2) for m in re.finditer(r'(\w+)=(\{[^}]*\}|\S+)', s)}
+
+
+def ints(braced):
+    body = braced.strip('{}').strip()
+    return [int(x, 0) for x in re.split(r'[,\s]+', body) if x] if body else []
+
+
+class UserStacks:
+    """file_map and user_stack records, taken in trace order."""
+
+    def __init__(self):
+        self.paths = {}     # file id -> path
+        self.by_id = {}     # (gen, ustack_id) -> frame words
+        self.cookie = self.frames = self.fields = None
+
+    def take(self, ev, rest):
+        """True for a file_map or a user_stack record (taken); for a
+        user_stack, .cookie, .fields and .frames (its id's words: file
+        id, offset, ...) are then the record's. False for any other."""
+        if ev == 'file_map':
+            d = kv(rest)
+            self.paths[int(d['file_id'], 0)] = \
+                re.search(r'path=(.*?) build_id=', rest).group(1)
+            return True
+        if ev != 'user_stack':
+            return False
+        d = kv(rest)
+        key = (d['gen'], d['ustack_id'])
+        fr = ints(d.get('frames', '{}'))
+        if fr:
+            self.by_id[key] = fr
+        else:
+            fr = self.by_id.get(key, [])
+        self.cookie, self.frames, self.fields = int(d['cookie'], 0), fr, d
+        return True
+
+    def named(self):
+        """The record's frames as [(path, file offset)]."""
+        fr = self.frames
+        return [(self.paths.get(fr[i], 'file:%x' % fr[i]), fr[i + 1] & OFF_MASK)
+                for i in range(0, len(fr) - 1, 2)]
