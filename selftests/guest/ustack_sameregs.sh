@@ -63,7 +63,7 @@ kernel_ustacks() {
 # run LABEL MODE: PROG N MODE in the instance; its trace and the checker's
 # results in $TMPD; the instance's user_same_regs_refused grew by $refused.
 run() {
-	local L=$1 pid= line r0 r1
+	local L=$1 pid='' line r0 r1
 	echo >"$U/trace"
 	r0=$(stat_get "$U/stack_map_stat" user_same_regs_refused)
 	coproc SR { exec "$PROG" "$N" "$2" 2>"$TMPD/$L.perr"; }
