@@ -17,7 +17,8 @@
  *
  * Built with -O1 -fno-omit-frame-pointer -fno-inline
  * -fno-optimize-sibling-calls (x86-64 or AArch64).
- * Usage: sameregs N same|vary - prints "pid PID", its own mappings (the
+ * Usage: sameregs N same|vary - prints "pid PID rseq SIZE" (SIZE: glibc's
+ * __rseq_size, 0 when it registered no rseq area), its own mappings (the
  * lines of /proc/self/maps naming the executable) and "ready", waits for a
  * line on stdin (the test sets its filters by PID meanwhile), answers "go"
  * and makes its N + 1 getppid calls.
@@ -28,6 +29,9 @@
 #include <unistd.h>
 
 #define NI __attribute__((noinline, noclone))
+
+/* glibc 2.35 on: the size of the rseq area it registered, 0 for none */
+extern const unsigned int __rseq_size __attribute__((weak));
 
 /* the loop counter: in memory, so that no register holds it */
 static volatile int sr_cnt;
@@ -121,7 +125,7 @@ int main(int argc, char **argv)
 	if (len <= 0)
 		return 1;
 	exe[len] = 0;
-	printf("pid %d\n", (int)getpid());
+	printf("pid %d rseq %u\n", (int)getpid(), &__rseq_size ? __rseq_size : 0);
 	f = fopen("/proc/self/maps", "r");
 	if (!f)
 		return 1;
