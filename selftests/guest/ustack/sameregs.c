@@ -12,8 +12,10 @@
  * flags are set to constants before each syscall, and what the syscall
  * itself writes is constant too (x86-64: rax = the parent's pid, rcx = the
  * return address, r11 = the flags; AArch64: x0 = the parent's pid, and the
- * loop enters with x0 already that value, so orig_x0 is too). The "vary"
- * loop is the same with one register counting up (x86-64 r8, AArch64 x11).
+ * loop enters with x0 already that value, asked before the traced part, so
+ * orig_x0 is too). The "vary" loop is the same with one register counting
+ * up (x86-64 r8, AArch64 x11). Run without glibc's rseq area (see the
+ * suite).
  *
  * Built with -O1 -fno-omit-frame-pointer -fno-inline
  * -fno-optimize-sibling-calls (x86-64 or AArch64).
@@ -35,6 +37,8 @@ extern const unsigned int __rseq_size __attribute__((weak));
 
 /* the loop counter: in memory, so that no register holds it */
 static volatile int sr_cnt;
+/* getppid's result, asked before the traced part (AArch64's first x0) */
+static long sr_ppid;
 
 /* not leaves: sr_loop and sr_tail keep their frames at the kernel entry */
 NI void sr_nop(void)
@@ -63,7 +67,7 @@ NI void sr_nop(void)
  */
 #define SR_LOOP(VARY)							\
 	do {								\
-		register long x0 asm("x0") = getppid();			\
+		register long x0 asm("x0") = sr_ppid;			\
 		asm volatile("1:\n\t"					\
 			     VARY					\
 			     "mov x8, #173\n\t"	/* __NR_getppid */	\
@@ -133,6 +137,7 @@ int main(int argc, char **argv)
 		if (strstr(line, exe))
 			fputs(line, stdout);
 	fclose(f);
+	sr_ppid = getppid();
 	puts("ready");
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
