@@ -11,7 +11,9 @@
  *
  * The core is compiled as the module compiles it, with FSM_PLAT_CPU_LOCAL
  * (per-CPU counters and hit caches with RMWs atomic against this CPU only,
- * platform.h): every thread that inserts is pinned (pin_to_cpu()).
+ * platform.h): every thread that inserts is pinned (pin_to_cpu()); and
+ * with the kernel's code generation, -O2 and general registers only
+ * (CMakeLists.txt), so no vectorised compare the module cannot have.
  *
  * Also cross-built for AArch64 (CMakeLists.txt, toolchain-aarch64.cmake)
  * and run under qemu-user by make bench (its arm64_* lines): see
