@@ -238,6 +238,41 @@ INSTANTIATE_TEST_SUITE_P(Flags, ForcedCollision,
 						    "SameTag" : "SameBucket");
 			 });
 
+/*
+ * Every frame is compared, whatever the depth's parity (frames_equal()
+ * takes them two at a time, the last one of an odd depth alone): with one
+ * hash for every stack, a stack that differs from a resident one in one
+ * frame only, or only in its length, gets an id of its own, and each keeps
+ * hitting its own id.
+ */
+TEST(Compare, EveryFrameCompared)
+{
+	for (unsigned nr = 1; nr <= 19; nr++) {
+		auto m = make_map(make_params(8, 64, 0, FSM_TEST_HASH_SAME_TAG));
+		std::vector<Stack> stacks = {make_stack(500 + nr, nr)};
+		for (unsigned p = 0; p < nr; p++) {
+			Stack s = stacks[0];
+			s[p] ^= 1ull << (p % 64);
+			stacks.push_back(s);
+		}
+		stacks.emplace_back(stacks[0].begin(), stacks[0].end() - 1);
+		if (stacks.back().empty())
+			stacks.pop_back();
+		for (unsigned i = 0; i < stacks.size(); i++) {
+			fsm_insert_result r{};
+			ASSERT_EQ(insert(m.get(), stacks[i], &r), 0) << nr << "/" << i;
+			EXPECT_EQ(r.id, i) << "nr " << nr << ", stack " << i;
+			EXPECT_EQ(r.flags, unsigned(FSM_INSERT_NEW)) << nr << "/" << i;
+		}
+		for (unsigned i = 0; i < stacks.size(); i++) {
+			fsm_insert_result r{};
+			ASSERT_EQ(insert(m.get(), stacks[i], &r), 0);
+			EXPECT_EQ(r.id, i) << "nr " << nr << ", stack " << i;
+			EXPECT_TRUE(record_is(m.get(), i, stacks[i]));
+		}
+	}
+}
+
 TEST(Limits, MapFull)
 {
 	auto m = make_map(make_params(FSM_BITS_MIN, 64));

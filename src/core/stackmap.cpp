@@ -163,18 +163,27 @@ bool layout_of(const fsm_map_params &p, u32 nr_cpus, Layout &l)
 }
 
 /*
- * Compare two stacks of @nr frames. Branch-free accumulation: a hit
- * compares every frame anyway, and a match of the 24-bit tag (and the
- * generation) on different stacks is about a 1-in-2^24 event per compared
- * slot.
+ * Compare two stacks of @nr frames, every one of them (a hit must never
+ * return another stack's id): two frames per iteration, a branch for each
+ * frame. On a hit no branch is taken, so all are predicted; a match of the
+ * 24-bit tag (and the generation) on a different stack, about a 1-in-2^24
+ * event per compared slot, leaves at the first difference. The kernel
+ * compiles this without vector registers (-O2, general registers only), and
+ * there a load and a fused compare-and-branch per frame is fewer
+ * instructions than the branch-free accumulation (load, xor, or, and a
+ * loop step per frame) it replaces; fewer instructions per hit let the
+ * cache misses of consecutive hits overlap more: the user-space bench's
+ * Zipf hit, built as the module is, went from 24.5 to 22.9 ns (seed 51).
+ * An accumulation in four registers was slower (25.5 ns).
  */
 FSM_ALWAYS_INLINE bool frames_equal(const u64 *a, const u64 *b, u32 nr)
 {
-	u64 diff = 0;
+	u32 i = 0;
 
-	for (u32 i = 0; i < nr; i++)
-		diff |= a[i] ^ b[i];
-	return diff == 0;
+	for (; i + 2 <= nr; i += 2)
+		if (a[i] != b[i] || a[i + 1] != b[i + 1])
+			return false;
+	return i == nr || a[i] == b[i];
 }
 
 } /* namespace */

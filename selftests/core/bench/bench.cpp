@@ -11,13 +11,15 @@
  *
  * The core is compiled as the module compiles it, with FSM_PLAT_CPU_LOCAL
  * (per-CPU counters and hit caches with RMWs atomic against this CPU only,
- * platform.h): every thread that inserts is pinned (pin_to_cpu()).
+ * platform.h): every thread that inserts is pinned (pin_to_cpu()); and
+ * with the kernel's code generation, -O2 and general registers only
+ * (CMakeLists.txt), so no vectorised compare the module cannot have.
  *
  * Also cross-built for AArch64 (CMakeLists.txt, toolchain-aarch64.cmake)
  * and run under qemu-user by make bench (its arm64_* lines): see
  * cpu_source() for what differs there.
  *
- * Usage: fsm_core_bench [--quick]
+ * Usage: fsm_core_bench [--quick] | --loop ours|seed PASSES
  */
 #include "fsm_core.h"
 #include "seed_map.h"
@@ -433,13 +435,60 @@ ResetResult bench_reset(unsigned bits, const StackSet &set, const std::vector<un
 		calls[calls.size() / 2]};
 }
 
+/*
+ * --loop ours|seed PASSES: only the Zipf hit loop of hit_ns_16 (16-frame
+ * stacks, populated first), one side, PASSES passes, for perf stat/record
+ * on one contender at a time. Prints the best pass.
+ */
+int loop_one(const char *side, int passes)
+{
+	const bool ours = !strcmp(side, "ours");
+	if (!ours && strcmp(side, "seed")) {
+		fprintf(stderr, "bench: --loop ours|seed PASSES\n");
+		return 2;
+	}
+	StackSet set = make_stacks(4096, 16, 16, 1);
+	auto seq = zipf_sequence(4096, 1u << 16, 1.1, 2);
+	fsm_map *m = make_ours(14);
+	seed::Map sm(14);
+	for (size_t i = 0; i < set.size(); i++) {
+		fsm_insert_result r{};
+		if (ours ? fsm_map_insert(m, set.ips(i), set.nr[i], 1, &r) || r.id != i
+			 : seed_get_id(&sm, set.ips(i), set.nr[i]) < 0) {
+			fprintf(stderr, "populate failed at %zu\n", i);
+			return 1;
+		}
+	}
+	double best = 1e30;
+	for (int r = 0; r < passes; r++)
+		best = std::min(best, ours ? time_pass(seq, [&](uint32_t i) -> u64 {
+			fsm_insert_result res;
+			if (__builtin_expect(fsm_map_insert(m, set.ips(i), set.nr[i], 1, &res), 0))
+				abort();
+			return res.id;
+		}) : time_pass(seq, [&](uint32_t i) -> u64 {
+			int id = seed_get_id(&sm, set.ips(i), set.nr[i]);
+			if (__builtin_expect(id < 0, 0))
+				abort();
+			return (u64)id;
+		}));
+	printf("%s_hit_ns_16=%.1f\n", side, best);
+	fsm_map_destroy(m);
+	return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			g_quick = true;
+		if (!strcmp(argv[i], "--loop") && i + 2 < argc) {
+			pin_to_cpu(0);
+			return loop_one(argv[i + 1], atoi(argv[i + 2]));
+		}
+	}
 	const size_t nstacks = 4096;
 	const size_t seq_len = g_quick ? (1u << 14) : (1u << 16);
 	const int reps = g_quick ? 5 : 61;
