@@ -24,6 +24,8 @@
 #   refuses every function that has none ("Could not probe notrace
 #   function"), so the test says so and checks only that reads return.
 #
+# First: the module says at load that it placed its reset hooks (the
+# lock-free way it sees resets now, compat/rb_reset.c), at least three.
 # Instance rr, the source recorded in rr itself. A task pinned to the last
 # CPU reads rr's per_cpu/cpuN/trace_pipe_raw of that CPU a few times
 # (non-blocking; each read takes and drops the reader_lock of rr's buffer
@@ -41,7 +43,14 @@ taskset -cp 0 $$ >/dev/null 2>&1
 I=$T/instances/rr
 BL=/sys/kernel/debug/kprobes/blacklist
 
+kmsg_mark
 check "insmod" load
+# the hooks that see resets without a lock (compat/rb_reset.c): at least
+# the three reset functions every supported kernel has
+msg=$(kmsg_since | grep -o 'ring buffer resets seen through [0-9]* kretprobes')
+diag "${msg:-no line about the reset hooks}"
+n=${msg#*through }
+check "reset hooks placed (3 or more)" test "${n%% *}" -ge 3 2>/dev/null
 mkdir "$I" || exit 1
 src=
 if [ -d "$I/events/lock/lock_release" ]; then
