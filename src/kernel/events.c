@@ -169,10 +169,12 @@ static bool notrace fsm_rb_temp_buffer(struct trace_buffer *buffer)
  * writes another's state.
  *
  * Why (1) leaves no window. A reset R of this CPU's buffer: its thread
- * counts a start (W1), erases the CPU buffer while recording is disabled
- * there (no record of that CPU is committed meanwhile), and counts a
- * return (W2). This function reads the counts after the record's commit
- * and the counter loads, behind an smp_rmb() (pairs with W1):
+ * counts a start (W1), disables recording, waits for every writer in
+ * flight (synchronize_rcu(): the whole record path, this function and
+ * the definitions after it, runs with preemption off, so none of it
+ * spans the erase), erases the CPU buffer, and counts a return (W2).
+ * This function reads the counts after the record's commit and the
+ * counter loads, behind an smp_rmb() (pairs with W1):
  * - A record committed after the erase (kept) sees R started: either
  *   under way (busy), or returned with the count moved since this CPU
  *   stored it. Busy: the floor moves, nothing claims (@pos->fresh 0:
@@ -184,8 +186,10 @@ static bool notrace fsm_rb_temp_buffer(struct trace_buffer *buffer)
  * - A stamp written before R erased the buffer was written at this
  *   CPU's record that read the counts before (W2), i.e. before any
  *   record that stored R's returned count: below that record's floor.
- * A record committed before the erase but placed after it (an interrupt
- * in between) only moves the floor once more than needed.
+ * (A per-CPU snapshot swap, ring_buffer_swap_cpu(), does not wait for
+ * writers: a record placed across it may read counters of either
+ * buffer, and sees the swap under way whenever it read any of the new
+ * one: every definition due, and the floor moved again after it.)
  * The counts are per bucket of buffers: a reset of another buffer of
  * the bucket is taken for one of ours (one more round of definitions).
  * No reset seen is missed, NMI or not: what is read is atomics; the

@@ -29,7 +29,10 @@
  * Ordering, the writer (the resetting thread, kretprobe handlers):
  *   (W1) started[b]++, fully ordered (atomic_inc_return): before every
  *        store of the reset;
- *   ... the reset ...
+ *   ... the reset: recording disabled, synchronize_rcu() (every writer in
+ *       flight, preemption off, is done; not in ring_buffer_swap_cpu(),
+ *       which refuses a CPU buffer in the middle of a commit instead),
+ *       the CPU buffers erased, recording enabled ...
  *   (W2) done[b]++ after smp_mb__before_atomic(): after every store of it.
  * The reader (fsm_rb_reset_seq(), called by fsm_rb_position() after the
  * record it places was committed and the buffer's counters were read):
