@@ -161,6 +161,9 @@ static bool notrace fsm_rb_temp_buffer(struct trace_buffer *buffer)
  * (4) @inst->redefine_seq moved: a reader consumed the buffer (which
  *     moves no count: read goes up as entries go down), or a new
  *     recording starts.
+ * Besides, a stamp counts only while the records it stands for can still
+ * be in the buffer: @pos->fresh is at most the records the buffer holds
+ * (a consuming read, a wrap by records larger than the mean, a shrink).
  * A reset moves the base so that the position goes on past the last
  * one, and sets the CPU's floor there: a stamp written before the floor
  * never counts again (@pos->fresh, the horizon of claims), because the
@@ -330,8 +333,19 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 	}
 	pos->now = (u32)count + base;
 	pos->horizon = READ_ONCE(pc->rb.horizon);
-	/* a reset under way: no stamp counts, not even one after the floor */
-	pos->fresh = busy ? 0 : fsm_rb_fresh(pos->now, floor, pos->horizon);
+	/*
+	 * A reset under way: no stamp counts, not even one after the floor.
+	 * And never one older than what the buffer holds now: positions
+	 * count records, and records leave from the front (overwritten or
+	 * consumed), so a definition written after a stamp @held or more
+	 * records behind @now is gone, whatever the horizon says (a burst of
+	 * records much larger than the mean the horizon was computed from, a
+	 * consuming read, a buffer shrunk by a resize: none moves a count
+	 * back).
+	 */
+	pos->fresh = busy ? 0 : min_t(unsigned long,
+				      fsm_rb_fresh(pos->now, floor, pos->horizon),
+				      held);
 }
 
 /**

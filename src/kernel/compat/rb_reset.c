@@ -162,10 +162,12 @@ static struct kretprobe fsm_rb_reset_krps[] = {
 
 static bool fsm_rb_reset_on[ARRAY_SIZE(fsm_rb_reset_krps)];
 
+/* One dmesg line: the hooks placed, or the first that could not be. */
 void fsm_rb_reset_init(void)
 {
-	unsigned int i, hooked = 0;
-	int ret;
+	unsigned int i, hooked = 0, failed = 0;
+	const char *first = NULL;
+	int ret, first_ret = 0;
 
 	for (i = 0; i < ARRAY_SIZE(fsm_rb_reset_krps); i++) {
 		struct kretprobe *krp = &fsm_rb_reset_krps[i];
@@ -177,11 +179,17 @@ void fsm_rb_reset_init(void)
 			fsm_rb_reset_on[i] = true;
 			hooked++;
 		} else if (i < FSM_RB_RESET_REQUIRED || ret != -ENOENT) {
-			pr_warn("no kretprobe on %s (%d): a reset of the buffer refilled past the module's last record is not seen (write redefine to stack_map after one)\n",
-				krp->kp.symbol_name, ret);
+			if (!failed++) {
+				first = krp->kp.symbol_name;
+				first_ret = ret;
+			}
 		}
 	}
-	pr_info("ring buffer resets seen through %u kretprobes\n", hooked);
+	if (failed)
+		pr_warn("ring buffer resets: %u kretprobes placed, %u not (%s: %d): a reset of the buffer refilled past the module's last record is not seen (write redefine to stack_map after one)\n",
+			hooked, failed, first, first_ret);
+	else
+		pr_info("ring buffer resets seen through %u kretprobes\n", hooked);
 }
 
 void fsm_rb_reset_exit(void)
@@ -195,8 +203,10 @@ void fsm_rb_reset_exit(void)
 			continue;
 		unregister_kretprobe(krp);
 		fsm_rb_reset_on[i] = false;
-		if (krp->nmissed)
-			pr_warn("%s: %d calls missed (more than %d at once): resets not seen by their hook\n",
-				krp->kp.symbol_name, krp->nmissed, krp->maxactive);
+		/* out of instances, or skipped as a nested kprobe hit */
+		if (krp->nmissed || krp->kp.nmissed)
+			pr_warn("%s: %lu calls missed by the hook (out of instances or nested): resets not seen by it\n",
+				krp->kp.symbol_name,
+				(unsigned long)krp->nmissed + krp->kp.nmissed);
 	}
 }
