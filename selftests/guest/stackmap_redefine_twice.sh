@@ -106,4 +106,31 @@ diag "reset: $before sys_enter before the reset; after it $(grep -c ' sys_enter:
 check "reset: cpu$CPU has stack_id records" test "$ids" -gt 0
 check "reset: every stack_id on cpu$CPU has its stack_def after \`echo > trace\`" test -z "$u"
 rmdir "$I"
+
+# Third case: a wrap by records much larger than the mean the horizon was
+# computed from. A 16 KiB buffer per CPU: before the buffer holds 64
+# records a record is guessed at 256 bytes, so the horizon is 32 records;
+# 24 trace_marker records of about 1 KiB (no reset, no count going back)
+# overwrite every record the CPU held, I's stack_def included, in fewer
+# records than that horizon. The next use of I must define it again: a
+# stamp counts only while it is fewer records behind than the buffer
+# holds (fsm_rb_position()). Failed before that bound (its stack_def
+# older than the buffer), passed on the reader_lock check it replaced.
+mkdir "$I" || exit 1
+echo 16 >"$I/buffer_size_kb"
+echo "signal:signal_generate" >"$I/stack_map_events"
+echo 1 >"$I/events/signal/signal_generate/enable"
+echo 1 >"$I/options/stackmap"
+use_i
+big=$(printf '%01000d' 0)
+taskset -c "$CPU" bash -c "for i in \$(seq 24); do echo $big >$I/trace_marker; done"
+use_i
+echo 0 >"$I/tracing_on"
+cp "$I/per_cpu/cpu$CPU/trace" "$TMPD/burst.trace"
+ids=$(grep -c ' stack_id: ' "$TMPD/burst.trace")
+u=$(unresolved "$TMPD/burst.trace")
+diag "burst: $(grep -c 'tracing_mark_write: ' "$TMPD/burst.trace") markers and $ids stack_id records on cpu$CPU, without stack_def: '${u% }'; overrun $(grep overrun "$I/per_cpu/cpu$CPU/stats")"
+check "burst: cpu$CPU has stack_id records" test "$ids" -gt 0
+check "burst: every stack_id on cpu$CPU has its stack_def after a wrap by large records" test -z "$u"
+rmdir "$I"
 finish

@@ -34,6 +34,7 @@
 
 #include "compat/compat.h"
 #include "compat/ksyms.h"
+#include "compat/rb_reset.h"
 #include "param.h"
 #include "tracing.h"
 #include "ustack.h"
@@ -136,38 +137,6 @@ static bool notrace fsm_rb_temp_buffer(struct trace_buffer *buffer)
 	return fsm_ks.temp_buffer && buffer == READ_ONCE(*fsm_ks.temp_buffer);
 }
 
-/*
- * Whether every record this CPU's buffer held at the module's last record
- * here is gone: the oldest page the buffer holds starts after the clock
- * read just after that record. Sees a reset whatever refilled the buffer
- * since (which the counts cannot), and equally a buffer that wrapped or
- * was consumed past that record, where every definition is gone too. A
- * page's time stamp is its first event's, not later than any event on it,
- * so no record still held is taken for gone (barring a change of
- * trace_clock, which resets the buffer anyway).
- * ring_buffer_oldest_event_ts() takes the CPU buffer's reader_lock, with
- * interrupts off: never from NMI (the caller checks), nor from a source
- * event reached inside that call, of any instance (fsm_rb_in_oldest:
- * reader_locks share one lock class, and two of them nested could invert).
- * Context: preemption disabled, not NMI. Return: true if gone.
- */
-static DEFINE_PER_CPU(bool, fsm_rb_in_oldest);
-
-static bool notrace fsm_rb_older_gone(struct trace_buffer *buffer,
-				      struct fsm_inst_pcpu *pc, int cpu)
-{
-	u64 ts = READ_ONCE(pc->rb.ts), oldest;
-
-	if (!ts || this_cpu_read(fsm_rb_in_oldest))
-		return false;
-	this_cpu_write(fsm_rb_in_oldest, true);
-	barrier();
-	oldest = ring_buffer_oldest_event_ts(buffer, cpu);
-	barrier();
-	this_cpu_write(fsm_rb_in_oldest, false);
-	return oldest > ts;
-}
-
 /**
  * fsm_rb_position - where this CPU's ring buffer of an instance stands.
  * @buffer: the instance's ring buffer, from the record just committed
@@ -179,23 +148,58 @@ static bool notrace fsm_rb_older_gone(struct trace_buffer *buffer,
  * it was last reset (entries + overrun + read: every record is retained,
  * overwritten or consumed), plus the CPU's rb.base. The ring buffer's own
  * counters are reset with the buffer (echo > trace, trace-cmd's reset).
- * A reset is seen at this CPU's next record of the module by any of: the
- * count, the overrun or the read count lower than at the last look (each
- * only grows between resets); or, outside NMI, the oldest page of the
- * buffer newer than the module's last record here (fsm_rb_older_gone():
- * the one sign left when other events of the instance refilled the buffer
- * past the last count before the module writes here again). A reset
- * moves the base so that the position goes on past the last one, and
- * sets the CPU's floor there: a stamp written before the floor never
- * counts again (@pos->fresh, the horizon of claims), because the
- * definitions those stamps stand for were erased with the buffer. So
- * does a change of @inst->redefine_seq: a reader consumed the buffer
- * (which moves no count: read goes up as entries go down), or a new
- * recording starts. Each CPU sees the change at its next record and moves
- * its own floor: no CPU writes another's state. Not seen: a reset whose
- * buffer was refilled past the last counts with no overrun or read
- * before, when the CPU's next records of the module are all written in
- * NMI (Documentation/flight-recorder.rst: write "redefine" after it).
+ * Every definition of this CPU's buffer is taken as gone (a *reset* below)
+ * when, since this CPU's last look:
+ * (1) the buffer's reset functions were called for it: the count of
+ *     resets of its bucket moved, or one is under way
+ *     (compat/rb_reset.c: kretprobes, no lock here; exact, see below);
+ * (2) the buffer is another one (a snapshot swap exchanged the
+ *     instance's buffers: the records of the module are in the other);
+ * (3) the count, the overrun or the read count is lower than at the
+ *     last look (each only grows between resets: what is left when the
+ *     hooks of (1) could not be placed);
+ * (4) @inst->redefine_seq moved: a reader consumed the buffer (which
+ *     moves no count: read goes up as entries go down), or a new
+ *     recording starts.
+ * Besides, a stamp counts only while the records it stands for can still
+ * be in the buffer: @pos->fresh is at most the records the buffer holds
+ * (a consuming read, a wrap by records larger than the mean, a shrink).
+ * A reset moves the base so that the position goes on past the last
+ * one, and sets the CPU's floor there: a stamp written before the floor
+ * never counts again (@pos->fresh, the horizon of claims), because the
+ * definitions those stamps stand for were erased with the buffer. Each
+ * CPU sees the change at its next record and moves its own floor: no CPU
+ * writes another's state.
+ *
+ * Why (1) leaves no window. A reset R of this CPU's buffer: its thread
+ * counts a start (W1), disables recording, waits for every writer in
+ * flight (synchronize_rcu(): the whole record path, this function and
+ * the definitions after it, runs with preemption off, so none of it
+ * spans the erase), erases the CPU buffer, and counts a return (W2).
+ * This function reads the counts after the record's commit and the
+ * counter loads, behind an smp_rmb() (pairs with W1):
+ * - A record committed after the erase (kept) sees R started: either
+ *   under way (busy), or returned with the count moved since this CPU
+ *   stored it. Busy: the floor moves, nothing claims (@pos->fresh 0:
+ *   every definition due), and the count is not stored, so the first
+ *   record that finds R returned moves the floor again. That record read
+ *   the returned count after (W2) and writes its definitions after that
+ *   read: they are in the reset buffer (rb_reset.c: the smp_rmb()), so
+ *   a stamp at or after its floor stands for a definition that is kept.
+ * - A stamp written before R erased the buffer was written at this
+ *   CPU's record that read the counts before (W2), i.e. before any
+ *   record that stored R's returned count: below that record's floor.
+ * (A per-CPU snapshot swap, ring_buffer_swap_cpu(), does not wait for
+ * writers: a record placed across it may read counters of either
+ * buffer, and sees the swap under way whenever it read any of the new
+ * one: every definition due, and the floor moved again after it.)
+ * The counts are per bucket of buffers: a reset of another buffer of
+ * the bucket is taken for one of ours (one more round of definitions).
+ * No reset seen is missed, NMI or not: what is read is atomics; the
+ * hooks miss a call only when FSM_RB_RESET_ACTIVE calls are in flight at
+ * once (said at unload), or are not placed (said at load); then (3) is
+ * what is left, which misses a reset refilled past the last count by
+ * other events before the module writes on this CPU again.
  *
  * The horizon is @redefine_pct of the records this CPU's buffer holds,
  * estimated as its size over the mean record size of what it holds now
@@ -217,14 +221,14 @@ static bool notrace fsm_rb_older_gone(struct trace_buffer *buffer,
  * uses of ids last used in the oldest pct% of the buffer, whose last
  * definition was dropped before them (Documentation/flight-recorder.rst).
  *
- * NMI: the ring buffer calls read counters and the clock (a cpumask test
- * and loads, no lock), except ring_buffer_oldest_event_ts(), not made in
- * NMI; @pc->rb is this CPU's, written without lock by every context
- * nested on it: a nested writer between our read and write of a field
- * costs at most an extra floor (every stamp due once) or an extra
- * refresh, never a position that went back nor a floor undone (the
- * overrun, read and clock stored are ours or older than a nested one's:
- * never a false "went back" later).
+ * NMI: the ring buffer calls read counters (a cpumask test and loads, no
+ * lock), fsm_rb_reset_seq() reads two atomics; no lock, no loop. @pc->rb
+ * is this CPU's, written without lock by every context nested on it: a
+ * nested writer between our read and write of a field costs at most an
+ * extra floor (every stamp due once) or an extra refresh, never a
+ * position that went back nor a floor undone (the overrun, read, reset
+ * count and buffer stored are ours or older than a nested one's: never a
+ * false "went back" later, at worst one floor more).
  * Context: preemption disabled, any context. Return: nothing; @pos->horizon
  * is 0 when re-definitions are off (redefine_pct=0) or @buffer is the
  * kernel's temp_buffer.
@@ -237,8 +241,8 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 	u32 seq = atomic_read(&inst->redefine_seq);
 	int cpu = smp_processor_id();
 	unsigned long held, count, last, overrun, read;
-	bool reset = false;
-	u32 base, floor;
+	bool reset = false, busy;
+	u32 base, floor, rseq;
 
 	pos->now = 0;
 	pos->horizon = 0;
@@ -261,15 +265,22 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 	base = READ_ONCE(pc->rb.base);
 	floor = READ_ONCE(pc->rb.floor);
 	if (READ_ONCE(pc->rb.overrun) > ring_buffer_overrun_cpu(buffer, cpu) ||
-	    READ_ONCE(pc->rb.read) > ring_buffer_read_events_cpu(buffer, cpu))
+	    READ_ONCE(pc->rb.read) > ring_buffer_read_events_cpu(buffer, cpu) ||
+	    READ_ONCE(pc->rb.buffer) != buffer)
 		reset = true;
-	if (!in_nmi())
-		reset |= fsm_rb_older_gone(buffer, pc, cpu);
 	barrier();
 	held = ring_buffer_entries_cpu(buffer, cpu);
 	overrun = ring_buffer_overrun_cpu(buffer, cpu);
 	read = ring_buffer_read_events_cpu(buffer, cpu);
 	count = held + overrun + read;
+	/*
+	 * The reset counts after the record's commit and the counters:
+	 * pairs with (W1) in compat/rb_reset.c (see above, "Why (1)").
+	 */
+	smp_rmb();
+	rseq = fsm_rb_reset_seq(buffer, &busy);
+	if (busy || rseq != READ_ONCE(pc->rb.rseq))
+		reset = true;
 	if (reset || count < last || seq != READ_ONCE(pc->rb.seq)) {
 		/*
 		 * Every definition of this CPU's buffer is gone: the position
@@ -284,6 +295,10 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 		WRITE_ONCE(pc->rb.base, base);
 		WRITE_ONCE(pc->rb.floor, floor);
 		WRITE_ONCE(pc->rb.seq, seq);
+		WRITE_ONCE(pc->rb.buffer, buffer);
+		/* under way: the next record moves the floor again */
+		if (!busy)
+			WRITE_ONCE(pc->rb.rseq, rseq);
 		WRITE_ONCE(pc->rb.refresh, 0);
 	} else if ((u32)count + base - floor > (1U << 31)) {
 		/* a floor that far back voids nothing a horizon would not */
@@ -293,8 +308,6 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 	WRITE_ONCE(pc->rb.last, count);
 	WRITE_ONCE(pc->rb.overrun, overrun);
 	WRITE_ONCE(pc->rb.read, read);
-	/* after the record: its time stamp is not later than this */
-	WRITE_ONCE(pc->rb.ts, ring_buffer_time_stamp(buffer));
 	if (count >= READ_ONCE(pc->rb.refresh)) {
 		unsigned long bytes = ring_buffer_bytes_cpu(buffer, cpu);
 		u32 horizon = READ_ONCE(pc->rb.horizon);
@@ -320,7 +333,19 @@ void notrace fsm_rb_position(struct trace_buffer *buffer,
 	}
 	pos->now = (u32)count + base;
 	pos->horizon = READ_ONCE(pc->rb.horizon);
-	pos->fresh = fsm_rb_fresh(pos->now, floor, pos->horizon);
+	/*
+	 * A reset under way: no stamp counts, not even one after the floor.
+	 * And never one older than what the buffer holds now: positions
+	 * count records, and records leave from the front (overwritten or
+	 * consumed), so a definition written after a stamp @held or more
+	 * records behind @now is gone, whatever the horizon says (a burst of
+	 * records much larger than the mean the horizon was computed from, a
+	 * consuming read, a buffer shrunk by a resize: none moves a count
+	 * back).
+	 */
+	pos->fresh = busy ? 0 : min_t(unsigned long,
+				      fsm_rb_fresh(pos->now, floor, pos->horizon),
+				      held);
 }
 
 /**
@@ -928,14 +953,17 @@ int fsm_events_init(void)
 		       fsm_sid_raw);
 	fsm_set_output(&event_stack_fallback, &fsm_fb_funcs, fsm_fb_trace,
 		       fsm_fb_raw);
+	fsm_rb_reset_init();	/* before any record: fsm_rb_position() */
 	return 0;
 }
 
 /**
- * fsm_events_exit - nothing to undo: the event goes away with the module;
- * fsm_event_reg() answers the UNREGISTER calls of that removal.
- * Context: task (module exit or failed init).
+ * fsm_events_exit - the ring buffer reset hooks go; the event goes away
+ * with the module; fsm_event_reg() answers the UNREGISTER calls of that
+ * removal.
+ * Context: task (module exit or failed init), no probe attached.
  */
 void fsm_events_exit(void)
 {
+	fsm_rb_reset_exit();
 }

@@ -87,7 +87,7 @@ struct fsm_src_trig;
  * @horizon: records after which a definition is written again, from the
  *           buffer's size and mean record size at the last refresh
  * @refresh: count at which @horizon is computed again
- * @seq, @floor, @overrun, @read, @ts: see fsm_rb_position()
+ * @seq, @floor, @overrun, @read, @rseq, @buffer: see fsm_rb_position()
  *
  * Written by every context that writes a record of the module on this
  * CPU, NMI included, with no lock: a nested writer between a read and a
@@ -103,7 +103,8 @@ struct fsm_rb_cpu {
 	u32 floor;	/* position of the last reset / new seq: older stamps are void */
 	unsigned long overrun;	/* the buffer's overrun and read counts at */
 	unsigned long read;	/* the last look: they only go back at a reset */
-	u64 ts;		/* the buffer's clock after the last record, 0: none */
+	u32 rseq;	/* the buffer's reset count at the last look (compat/rb_reset.h) */
+	const struct trace_buffer *buffer;	/* the buffer at the last look */
 };
 
 /* The position of a record in its CPU's buffer (fsm_rb_position()). */
