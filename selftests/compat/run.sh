@@ -69,5 +69,23 @@ tree
 echo "nosuch stackmap_basic 1/1 2026-11-28 0000000" >>"$tmp/t/scripts/compat-table.runs"
 fails "a run of an unknown flavour" "unknown flavour nosuch"
 
+# An x86-only feature (IBT): "not applicable" in every arm64 column, also
+# where an arm64 job runs its suite (which skips there), and the check
+# fails when the feature loses its architecture or names an unknown one
+row=$("$repo/scripts/compat-table" | sed -n '/(x86 IBT)/,/^   \* - /p')
+na=$(grep -c '^     - not applicable (amd64 only)$' <<<"$row")
+if [ "$na" = 3 ]; then
+	ok "IBT: not applicable in the 3 arm64 columns"
+else
+	bad "IBT: not applicable in the 3 arm64 columns (got $na)"
+	printf '%s\n' "$row" | sed 's/^/# /'
+fi
+tree
+sed -i 's/\["stackmap_ibt"\], \["amd64"\]/["stackmap_ibt"]/' "$tmp/t/scripts/compat-table"
+fails "IBT without its architecture" "not what the tests run"
+tree
+sed -i 's/\["stackmap_ibt"\], \["amd64"\]/["stackmap_ibt"], ["x86"]/' "$tmp/t/scripts/compat-table"
+fails "IBT on an unknown architecture" "unknown architecture x86"
+
 echo "1..$n"
 [ "$fail" -eq 0 ]
