@@ -104,13 +104,15 @@ kmsg_since() {
 # count_ours: lines of ours in kmsg_since output (not the kernel's own
 # "invalid for parameter" line nor the first load's taint lines, nor the
 # lines every load prints on a kernel without the trigger path, e.g.
-# Debian's arm64: they describe the kernel, not the input)
+# Debian's arm64, nor the line on the ring buffer reset hooks every load
+# prints: they describe the kernel, not the input)
 count_ours() {
 	local l c=0
 	while read -r l; do
 		case $l in
 		*"invalid for parameter"* | *taint* | *"verification failed"*) ;;
 		"ftrace_stackmap: sources are tracepoint probes "* | "ftrace_stackmap: no stackmap trigger: "*) ;;
+		"ftrace_stackmap: ring buffer resets "*) ;;
 		"ftrace_stackmap: "*) c=$((c + 1)) ;;
 		esac
 	done
