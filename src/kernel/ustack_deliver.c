@@ -145,9 +145,16 @@ static bool fsm_ust_write_user_stack(u32 inst, const struct fsm_ust_rec *r,
 	struct trace_event_file *file;
 	u32 len = 2 * r->nr * sizeof(u64);
 
+	/*
+	 * Lost too: user_stack turned off (or soft disabled) since the
+	 * delivery began, after its id lookup: every lookup is then a record
+	 * written or a record lost (stack_map_stat's counts add up).
+	 */
 	file = READ_ONCE(fsm_ust_insts[inst].us_file);
-	if (!file || trace_trigger_soft_disabled(file))
+	if (!file || trace_trigger_soft_disabled(file)) {
+		fsm_ust_count(inst, FSM_UST_LOST);
 		return false;
+	}
 	entry = trace_event_buffer_reserve(&fbuffer, file, sizeof(*entry) + len);
 	if (!entry) {
 		fsm_ust_count(inst, FSM_UST_LOST);
