@@ -250,5 +250,18 @@ class Orphans(unittest.TestCase):
         failed, out = self.run_orphans(switch(), sid())
         self.assertGreater(failed, 0, out)
 
+class SameFrame(unittest.TestCase):
+    """same_frame(): our (name+off, module, ip) against the kernel's."""
+
+    def test_zero_address(self):
+        # arm64, a sched_switch in a kretprobe's handler: the frame after
+        # __kretprobe_trampoline is 0, "0" in the kernel's stacktrace
+        self.assertTrue(trig_check.same_frame(("0x0", "", 0), ("0", "", 0)))
+
+    def test_zero_is_not_a_named_frame(self):
+        self.assertFalse(trig_check.same_frame(
+            ("el0_svc_common+0xf8", "", 0xffff800008012345), ("0", "", 0)))
+
+
 if __name__ == "__main__":
     unittest.main()

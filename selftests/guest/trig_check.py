@@ -129,6 +129,10 @@ def same_frame(o, t):
     other one, e.g. lru_add_drain / lru_add_and_bh_lrus_drain)."""
     if o[0] == t[0]:
         return True
+    if t[0] == "0":
+        # a return address of 0 (arm64: the frame after a kretprobe's
+        # trampoline while its handler runs), which the kernel prints bare
+        return o[2] == 0
     if t[0].startswith("0x"):
         # the kernel prints an address it cannot name (the ftrace
         # trampoline of a kprobe) as 0x...: compare it with our address
