@@ -31,37 +31,9 @@ Prints key=value lines for the shell test:
   frames       frames compared (in PROG)
   example      up to 3 wrong events, for the diagnostics
 """
-import subprocess
 import sys
 
-from ustack_trace import LINE, UADDR, UserStacks, ints, kv
-
-
-def functions(prog):
-    """PROG's function at a file offset, from readelf's segments and nm."""
-    segs, syms = [], []
-    for ln in subprocess.run(['readelf', '-lW', prog], capture_output=True,
-                             text=True, check=True).stdout.splitlines():
-        f = ln.split()
-        if f and f[0] == 'LOAD':
-            segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
-    for ln in subprocess.run(['nm', '-n', prog], capture_output=True,
-                             text=True, check=True).stdout.splitlines():
-        f = ln.split()
-        if len(f) == 3 and f[1] in 'tT':
-            syms.append((int(f[0], 16), f[2]))
-
-    def func_of(off):
-        for poff, vaddr, fsz in segs:
-            if poff <= off < poff + fsz:
-                name = None
-                for a, n in syms:
-                    if a > off - poff + vaddr:
-                        break
-                    name = n
-                return name
-        return None
-    return func_of
+from ustack_trace import LINE, UADDR, UserStacks, ints, kv, prog_functions
 
 
 def main():
@@ -84,7 +56,7 @@ def main():
                 return (prog, addr - lo + pgoff)
         return None
 
-    func_of = functions(prog)
+    func_of = prog_functions(prog)
     us = UserStacks()
     ours = {}          # cookie -> (frames as (path, off), reason)
     events = []        # [kernel addresses, cookie or None, id record seen]

@@ -29,40 +29,13 @@ Prints key=value lines:
   mismatch      events whose stacks differ in a frame both have
   example       up to 5 events that failed, for the diagnostics
 """
-import subprocess
 import sys
 
-from ustack_trace import LINE, UADDR, UserStacks, ints, kv
+from ustack_trace import LINE, UADDR, UserStacks, ints, kv, prog_functions
 
 CHAIN = ['thr_sys', 'thr_late_b', 'thr_late_a', 'thr_late_start']
 
 
-
-
-def prog_symbols(prog):
-    segs, syms = [], []
-    for ln in subprocess.run(['readelf', '-lW', prog], capture_output=True,
-                             text=True, check=True).stdout.splitlines():
-        f = ln.split()
-        if f and f[0] == 'LOAD':
-            segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
-    for ln in subprocess.run(['nm', '-n', prog], capture_output=True,
-                             text=True, check=True).stdout.splitlines():
-        f = ln.split()
-        if len(f) == 3 and f[1] in 'tT':
-            syms.append((int(f[0], 16), f[2]))
-
-    def func_of(off):
-        for poff, vaddr, fsz in segs:
-            if poff <= off < poff + fsz:
-                va, name = off - poff + vaddr, None
-                for a, n in syms:
-                    if a > va:
-                        break
-                    name = n
-                return name
-        return None
-    return func_of
 
 
 def main():
@@ -91,7 +64,7 @@ def main():
                 return (prog, addr - lo + pgoff)
         return None
 
-    func_of = prog_symbols(prog)
+    func_of = prog_functions(prog)
     us, ours = UserStacks(), {}
     events = []        # [tid, kernel frames, cookie]
     want, last = {}, {}

@@ -5,6 +5,7 @@ key=value fields of our records, and the frames a user_stack record stands
 for (the first record of a ustack_id carries them, later ones the id only;
 file paths from the file_map records)."""
 import re
+import subprocess
 
 LINE = re.compile(r'^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[\d+\]\s+\S+\s+[\d.]+: '
                   r'(?P<ev>[a-z_]+|<user stack trace>):?\s?(?P<rest>.*)$')
@@ -55,3 +56,31 @@ class UserStacks:
         fr = self.frames
         return [(self.paths.get(fr[i], 'file:%x' % fr[i]), fr[i + 1] & OFF_MASK)
                 for i in range(0, len(fr) - 1, 2)]
+
+
+def prog_functions(prog):
+    """PROG's function at a file offset (None outside its text), from
+    readelf's LOAD segments and nm."""
+    segs, syms = [], []
+    for ln in subprocess.run(['readelf', '-lW', prog], capture_output=True,
+                             text=True, check=True).stdout.splitlines():
+        f = ln.split()
+        if f and f[0] == 'LOAD':
+            segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
+    for ln in subprocess.run(['nm', '-n', prog], capture_output=True,
+                             text=True, check=True).stdout.splitlines():
+        f = ln.split()
+        if len(f) == 3 and f[1] in 'tT':
+            syms.append((int(f[0], 16), f[2]))
+
+    def func_of(off):
+        for poff, vaddr, fsz in segs:
+            if poff <= off < poff + fsz:
+                va, name = off - poff + vaddr, None
+                for a, n in syms:
+                    if a > va:
+                        break
+                    name = n
+                return name
+        return None
+    return func_of
