@@ -124,6 +124,20 @@ class Pairs(unittest.TestCase):
         self.passes(src(), sdef(), sid(), rec("<stack trace>"),
                     opts=("stacktrace",))
 
+    def test_stray_uprobe_stack(self):
+        # a preempted uprobe hit's "<stack trace>" comes after the source
+        # record the switch wrote with its pid: not the source's
+        up = rec("<stack trace>")
+        up = up[:1] + [" => uprobe_dispatcher+0x10/0x100"] + up[1:]
+        out = self.passes(src(), sid(), sdef(), rec("<stack trace>"), up,
+                          opts=("stacktrace",))
+        self.assertIn("1 stray stacks of preempted uprobe hits", out)
+        # two stacks neither of a uprobe: still one too many
+        self.fails(src(), sid(), sdef(), rec("<stack trace>"),
+                   rec("<stack trace>"), opts=("stacktrace",))
+        # only a uprobe's stack: nothing is left to compare, so it fails
+        self.fails(src(), sid(), sdef(), up, up, opts=("stacktrace",))
+
     def test_interrupt_between_source_and_id(self):
         # the debug kernel's case: an interrupt's sched_wakeup (same pid:
         # an interrupt runs on the interrupted task) between the kprobe

@@ -61,6 +61,13 @@ trigger's record after it) has a context taken one below zero
 (tracing_gen_ctx_dec(): the borrow sets every flag): its preempt-depth
 and migrate-disable columns read "ff", its other flags are meaningless,
 and its level is 0 (a task; nothing else runs preemptible).
+The same preemption also moves the kernel's own stack: a uprobe hit whose
+task is switched out after its record is committed runs the stacktrace
+trigger only when the task runs again, so its "<stack trace>" (with
+uprobe_dispatcher in it) may come after a record the switch wrote with the
+task's pid (a synthetic event fed by sched_switch). A group with more than
+one kernel stack drops those of uprobe_dispatcher when one without it is
+left (counted and printed); our id records are never moved that way.
 """
 import bisect
 import glob
@@ -208,6 +215,12 @@ def read_cpu(path):
     return out
 
 
+def from_uprobe(k):
+    """A "<stack trace>" record written by a uprobe's stacktrace trigger."""
+    return any(x.split("+")[0].split("/")[0] == "uprobe_dispatcher"
+               for x in k.stack)
+
+
 class Group:
     """A SRC record and the records of its context that go with it."""
 
@@ -286,7 +299,7 @@ def cmd_pairs(c, d, src, ksymf, *opts):
     filt = [o[7:].split("=", 1) for o in opts if o.startswith("filter=")]
     missing = sum(int(o[8:]) for o in opts if o.startswith("missing="))
     cut = "cut" in opts
-    nmiss = ncut = 0
+    nmiss = ncut = nstray = 0
     files = cpu_files(d)
     ksyms = load_ksyms(ksymf)
     defs = defs_of(files)
@@ -320,6 +333,11 @@ def cmd_pairs(c, d, src, ksymf, *opts):
                 bad.append("%s #%d: %d id records, want %d"
                            % (os.path.basename(f), nsrc, len(ids), want))
                 continue
+            if st and len(kst) > 1:
+                own = [k for k in kst if not from_uprobe(k)]
+                if own and len(own) < len(kst):
+                    nstray += len(kst) - len(own)
+                    kst = own
             if st and len(kst) != 1:
                 bad.append("%s #%d: %d kernel stacks"
                            % (os.path.basename(f), nsrc, len(kst)))
@@ -370,7 +388,9 @@ def cmd_pairs(c, d, src, ksymf, *opts):
            % (d, nsrc, nid, ncmp) +
            (", %d without one (of %d no-verdict hits)" % (nmiss, missing)
             if missing else "") +
-           (", %d cut by the window's end" % ncut if ncut else ""))
+           (", %d cut by the window's end" % ncut if ncut else "") +
+           (", %d stray stacks of preempted uprobe hits" % nstray
+            if nstray else ""))
     if filt:
         c.ok("the filter kept some records and refused others",
              0 < nid < nsrc, "%d of %d kept" % (nid, nsrc))
