@@ -39,6 +39,8 @@ for D in "$T" "$T/instances/bad"; do
 			wr "$E" "ftrace:function"
 		check_eq "$L stack_map_events: one dmesg line for it" \
 			"$(kmsg_since | count_ours)" 1
+		check "$L ... saying why (it cannot be enabled), not 'unknown'" \
+			eval "kmsg_since | grep -q 'function cannot be a source (it cannot be'"
 	fi
 	check_fail "$L stack_map_events: binary garbage" \
 		eval "head -c 200 /dev/urandom > $E"

@@ -32,8 +32,10 @@ if ! command -v trace-cmd >/dev/null; then
 	echo "1..1"
 	exit 0
 fi
-# build/tools is built for the host: in the arm64 guest it does not run
-if [ -x "$SR" ] && ! "$SR" --version >/dev/null 2>&1; then
+# build/tools is built for the host: in the arm64 guest it does not run,
+# and `scripts/check --only arm64` does not build it at all; an x86-64
+# guest (the host's arch) without it fails below
+if [ "$(uname -m)" != x86_64 ] && ! "$SR" --version >/dev/null 2>&1; then
 	echo "ok 1 - # SKIP build/tools/stackmap-report does not run here ($(uname -m)): built for the host"
 	echo "1..1"
 	exit 0

@@ -122,7 +122,10 @@ static int fsm_resolve_one(struct fsm_inst *inst, const char *sys,
 	if (!file) {
 		free_percpu(src->pc);
 		kfree(src);
-		if (named)
+		if (named && lk.no_enable)
+			fsm_warn(who, "%.64s:%.64s cannot be a source (it cannot be enabled: no enable file) (%s)\n",
+				 sys, ev, fsm_inst_label(inst));
+		else if (named)
 			fsm_warn(who, "unknown event %.64s:%.64s (%s)\n", sys, ev,
 				 fsm_inst_label(inst));
 		return named ? -EINVAL : 0;
@@ -344,6 +347,11 @@ static int fsm_check_neg(struct fsm_inst *inst, struct fsm_tok *t,
 	if (!t->sys || !t->ev)
 		return 0;	/* wildcard removal: whatever it matches */
 	file = fsm_compat_event_file_lock(inst->dir, t->sys, t->ev, NULL, &lk);
+	if (!file && lk.no_enable) {
+		fsm_warn(who, "%.64s:%.64s is never a source (it cannot be enabled: no enable file) (%s)\n",
+			 t->sys, t->ev, fsm_inst_label(inst));
+		return -EINVAL;
+	}
 	if (!file) {
 		fsm_warn(who, "unknown event %.64s:%.64s (%s)\n", t->sys, t->ev,
 			 fsm_inst_label(inst));

@@ -270,6 +270,7 @@ struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
 
 	lk->evdir = NULL;
 	lk->mutex = false;
+	lk->no_enable = false;
 	if (!FSM_HAVE_KL_TRACE_ARRAY || !fsm_ks.event_mutex)
 		return NULL;
 	lockdep_assert_not_held(fsm_ks.event_mutex);
@@ -295,8 +296,10 @@ struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
 			}
 		}
 	}
-	if (found && !fsm_evf_enableable(found))
+	if (found && !fsm_evf_enableable(found)) {
+		lk->no_enable = true;
 		found = NULL;
+	}
 out:
 	if (!found) {
 		mutex_unlock(fsm_ks.event_mutex);
@@ -410,6 +413,7 @@ struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
 
 	lk->evdir = NULL;
 	lk->mutex = false;
+	lk->no_enable = false;
 	events = fsm_compat_lookup(inst_dir, "events");
 	sysdir = events ? fsm_compat_lookup(events, sys) : NULL;
 	d = sysdir ? fsm_compat_lookup(sysdir, ev) : NULL;
@@ -426,8 +430,10 @@ struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
 	if (IS_DEADDIR(d_inode(d)) || d_unhashed(d))
 		goto out;
 	enable = fsm_compat_child(d, "enable");
-	if (!enable)
-		goto out;	/* no "enable": an event that cannot be enabled */
+	if (!enable) {		/* an event that cannot be enabled */
+		lk->no_enable = true;
+		goto out;
+	}
 	file = d_inode(enable)->i_private;
 	dput(enable);
 out:

@@ -101,6 +101,7 @@ struct dentry *fsm_compat_event_file_instance_dir(struct trace_event_file *file)
 struct fsm_evlock {
 	struct dentry *evdir;	/* 6.1: events/SYS/EV, its inode lock shared */
 	bool mutex;		/* eventfs: event_mutex held */
+	bool no_enable;		/* after NULL: the event exists, cannot be enabled */
 };
 
 /**
@@ -117,8 +118,9 @@ struct fsm_evlock {
  * trace_types_lock or fsm_mutex.
  * Return: the file (held valid until the unlock), or NULL: no such event,
  * or it cannot be enabled (no "enable" file: no ->reg, or ftrace's own
- * IGNORE_ENABLE events), or the instance or the event is being removed.
- * Nothing is held after NULL.
+ * IGNORE_ENABLE events: then @lk->no_enable is set, so that the caller
+ * does not call it unknown), or the instance or the event is being
+ * removed. Nothing is held after NULL.
  */
 struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
 						    const char *sys,
