@@ -41,7 +41,17 @@ for D in "$T" "$T/instances/bad"; do
 			"$(kmsg_since | count_ours)" 1
 		check "$L ... saying why (it cannot be enabled), not 'unknown'" \
 			eval "kmsg_since | grep -q 'function cannot be a source (it cannot be'"
+		kmsg_mark
+		check_fail "$L stack_map_events: !ftrace:function refused" \
+			wr "$E" "!ftrace:function"
+		check "$L ... saying why" \
+			eval "kmsg_since | grep -q 'function cannot be a source (it cannot be'"
 	fi
+	# SYS's own enable file is not an event (6.1 looks events/SYS/EV up)
+	kmsg_mark
+	check_fail "$L stack_map_events: sched:enable refused" wr "$E" "sched:enable"
+	check "$L ... as unknown" eval "kmsg_since | grep -q 'unknown event sched:enable'"
+
 	check_fail "$L stack_map_events: binary garbage" \
 		eval "head -c 200 /dev/urandom > $E"
 	check_fail "$L stack_map_events: NUL bytes" wr "$E" $'sched:sched_switch\x01\x02'

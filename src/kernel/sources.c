@@ -347,14 +347,13 @@ static int fsm_check_neg(struct fsm_inst *inst, struct fsm_tok *t,
 	if (!t->sys || !t->ev)
 		return 0;	/* wildcard removal: whatever it matches */
 	file = fsm_compat_event_file_lock(inst->dir, t->sys, t->ev, NULL, &lk);
-	if (!file && lk.no_enable) {
-		fsm_warn(who, "%.64s:%.64s is never a source (it cannot be enabled: no enable file) (%s)\n",
-			 t->sys, t->ev, fsm_inst_label(inst));
-		return -EINVAL;
-	}
 	if (!file) {
-		fsm_warn(who, "unknown event %.64s:%.64s (%s)\n", t->sys, t->ev,
-			 fsm_inst_label(inst));
+		if (lk.no_enable)
+			fsm_warn(who, "%.64s:%.64s cannot be a source (it cannot be enabled: no enable file) (%s)\n",
+				 t->sys, t->ev, fsm_inst_label(inst));
+		else
+			fsm_warn(who, "unknown event %.64s:%.64s (%s)\n",
+				 t->sys, t->ev, fsm_inst_label(inst));
 		return -EINVAL;
 	}
 	fsm_compat_event_file_unlock(&lk);

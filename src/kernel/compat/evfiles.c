@@ -430,8 +430,9 @@ struct trace_event_file *fsm_compat_event_file_lock(struct dentry *inst_dir,
 	if (IS_DEADDIR(d_inode(d)) || d_unhashed(d))
 		goto out;
 	enable = fsm_compat_child(d, "enable");
-	if (!enable) {		/* an event that cannot be enabled */
-		lk->no_enable = true;
+	if (!enable) {
+		/* an event that cannot be enabled (not SYS's own enable file) */
+		lk->no_enable = d_is_dir(d);
 		goto out;
 	}
 	file = d_inode(enable)->i_private;
