@@ -51,8 +51,9 @@ check "trace-cmd report" test -s rec.txt
 check "report: stack_id records" has rec.txt "stack_id: "
 check "report: stack_id_user records" has rec.txt "stack_id_user: "
 check "report: the kernel's own stacks (-T)" has rec.txt "<stack trace"
-check "report: chain64's sys_enter records" \
-	eval 'grep -q "chain64-[0-9]* .*sys_enter" rec.txt'
+# (by comm: the kernel's comm cache may still name chain64's pid after
+# the trace-cmd that forked it; the host finds the chain by its frames)
+check "report: sys_enter records" has rec.txt "sys_enter: "
 
 # the user files the trace's file_map records name, at those paths (the
 # guest has no ldd; the trace says which files the stacks need)

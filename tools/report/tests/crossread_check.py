@@ -198,14 +198,16 @@ def one(sr, d):
                                            len([k for k in missing
                                                 if k in ends])))
 
-    rc, fo = sh([sr, "folded", "-i", dat, "--sysroot", sysroot,
-                 "--comm", "chain64"])
+    # chain64's records found by their frames, not by comm: the kernel's
+    # comm cache may still give its pid the name of the trace-cmd that
+    # forked it
+    rc, fo = sh([sr, "folded", "-i", dat, "--sysroot", sysroot])
     got = sum(int(ln.rsplit(" ", 1)[1]) for ln in fo.splitlines()
               if CHAIN + ";" in ln)
     check(rc == 0 and got >= 20,
           "%s: chain64's user stacks resolve to %s through --sysroot "
           "(%d records)" % (name, CHAIN, got))
-    rc, fo = sh([sr, "folded", "-i", dat, "--comm", "chain64"])
+    rc, fo = sh([sr, "folded", "-i", dat])
     check(rc == 0 and "ustack_f1" not in fo,
           "%s: without --sysroot they do not (this host has not the files)"
           % name)
