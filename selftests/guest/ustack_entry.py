@@ -35,10 +35,9 @@ Prints key=value lines for the shell test:
   caller_wrong   events whose caller frame is not the expected a/b
   examples       up to 3 mismatching events, for the diagnostics
 """
-import subprocess
 import sys
 
-from ustack_trace import LINE, UADDR, UserStacks, ints, kv
+from ustack_trace import LINE, UADDR, UserStacks, ints, kv, prog_functions
 
 
 
@@ -70,31 +69,7 @@ def main():
                 return (prog, addr - lo + pgoff)
         return None
 
-    # PROG's functions by file offset (readelf: segments; nm: symbols)
-    segs = []
-    for ln in subprocess.run(['readelf', '-lW', prog], capture_output=True,
-                             text=True, check=True).stdout.splitlines():
-        f = ln.split()
-        if f and f[0] == 'LOAD':
-            segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))
-    syms = []
-    for ln in subprocess.run(['nm', '-n', prog], capture_output=True,
-                             text=True, check=True).stdout.splitlines():
-        f = ln.split()
-        if len(f) == 3 and f[1] in 'tT':
-            syms.append((int(f[0], 16), f[2]))
-
-    def func_of(off):
-        for poff, vaddr, fsz in segs:
-            if poff <= off < poff + fsz:
-                va = off - poff + vaddr
-                name = None
-                for a, n in syms:
-                    if a > va:
-                        break
-                    name = n
-                return name
-        return None
+    func_of = prog_functions(prog)
 
     us = UserStacks()
     ours = {}          # cookie -> list of (path, off)
