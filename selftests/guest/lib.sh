@@ -180,6 +180,11 @@ trig_checks() {
 		esac
 	done <"$TMPD/tc.out"
 	[ "$rc" = 0 ] || [ $bad = 1 ] || nok "trig_check.py exited with $rc"
+	# a failure's records, for vm-run --out (a rare one cannot be rerun)
+	if [ "$rc$bad" != 00 ] && [ -n "${FSM_VM_OUT:-}" ]; then
+		cp -r "$TMPD" "$FSM_VM_OUT/trig_check.${TMPD##*/}" && \
+			diag "records kept in \$FSM_VM_OUT/trig_check.${TMPD##*/}"
+	fi
 }
 
 # py_checks SCRIPT ARG...: run a python check script of this directory and

@@ -64,9 +64,11 @@ and its level is 0 (a task; nothing else runs preemptible).
 The same preemption also moves the kernel's own stack: a uprobe hit whose
 task is switched out after its record is committed runs the stacktrace
 trigger only when the task runs again, so its "<stack trace>" (with
-uprobe_dispatcher in it) may come after a record the switch wrote with the
-task's pid (a synthetic event fed by sched_switch). A group with more than
-one kernel stack drops those of uprobe_dispatcher when one without it is
+the uprobe handler on top) may come after a record the switch wrote with
+the task's pid (a synthetic event fed by sched_switch; if the switch came
+from the uprobe record's own commit, that record's stack has the uprobe
+handler too, deeper, under __schedule). A group with more than one kernel
+stack drops those with the uprobe handler on top when one without it is
 left (counted and printed); our id records are never moved that way.
 """
 import bisect
@@ -215,10 +217,21 @@ def read_cpu(path):
     return out
 
 
+UPROBE_TOP = ("__uprobe_trace_func", "uprobe_trace_func", "uprobe_dispatcher")
+
+
 def from_uprobe(k):
-    """A "<stack trace>" record written by a uprobe's stacktrace trigger."""
-    return any(x.split("+")[0].split("/")[0] == "uprobe_dispatcher"
-               for x in k.stack)
+    """A "<stack trace>" record written by a uprobe's stacktrace trigger:
+    its first frame below the tracing machinery is the uprobe handler's.
+    A record the preempted hit's switch wrote has uprobe_dispatcher too,
+    but deeper, under __schedule (preempt_schedule_notrace in the uprobe
+    record's commit): that stack is the switch's own."""
+    for x in k.stack:
+        name = x.split("+")[0].split("/")[0]
+        if name in TRIM_NAMES or name.startswith(TRIM_PREFIX):
+            continue
+        return name in UPROBE_TOP
+    return False
 
 
 class Group:
@@ -339,8 +352,14 @@ def cmd_pairs(c, d, src, ksymf, *opts):
                     nstray += len(kst) - len(own)
                     kst = own
             if st and len(kst) != 1:
-                bad.append("%s #%d: %d kernel stacks"
-                           % (os.path.basename(f), nsrc, len(kst)))
+                # each stack's pid, level and first frames: a rare
+                # failure must name its cause in the one line CI keeps
+                bad.append("%s #%d: %d kernel stacks (%s)"
+                           % (os.path.basename(f), nsrc, len(kst), "; ".join(
+                               "pid %d level %d: %s" % (
+                                   k.pid, k.level, " ".join(
+                                       x.split()[0] for x in k.stack[:6]))
+                               for k in kst)))
                 continue
             if not want:
                 continue
