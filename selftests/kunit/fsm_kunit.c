@@ -28,6 +28,7 @@
 #include <asm/nmi.h>
 #endif
 
+#include "compat/timers.h"
 #include "fsm_core.h"
 
 #define KT_BITS		8
@@ -242,7 +243,7 @@ struct kt_timer {
 
 static void kt_timer_fn(struct timer_list *t)
 {
-	struct kt_timer *kt = from_timer(kt, t, t);
+	struct kt_timer *kt = fsm_timer_container_of(kt, t, t);
 
 	kt_insert_from(kt->c);
 	if (--kt->left > 0)
@@ -259,8 +260,8 @@ static void fsm_test_softirq(struct kunit *test)
 	mod_timer(&kt.t, jiffies + 1);
 	while (READ_ONCE(kt.left) > 0 && time_before(jiffies, deadline))
 		usleep_range(5000, 10000);
-	del_timer_sync(&kt.t);
-	destroy_timer_on_stack(&kt.t);
+	fsm_timer_delete_sync(&kt.t);
+	fsm_timer_destroy_on_stack(&kt.t);
 	kt_ctx_finish(test, c, 64);
 }
 
@@ -286,8 +287,8 @@ static void kt_hrt_run(struct kt_hrt *h, struct kt_ctx *c, int n)
 {
 	h->c = c;
 	atomic_set(&h->left, n);
-	hrtimer_init(&h->t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	h->t.function = kt_hrt_fn;
+	fsm_hrtimer_setup(&h->t, kt_hrt_fn, CLOCK_MONOTONIC,
+			  HRTIMER_MODE_REL_HARD);
 	hrtimer_start(&h->t, ns_to_ktime(100 * NSEC_PER_USEC),
 		      HRTIMER_MODE_REL_HARD);
 }
