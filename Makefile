@@ -8,7 +8,8 @@
 #   make KERNEL=trixie   Debian 13's 6.12 (also trixie-arm64, trixie-debug): built
 #                        inside the trixie root (scripts/trixie-root)
 #   make KERNEL=backports  trixie-backports' newest kernel (7.x today; also
-#                        backports-arm64), in scripts/trixie-root --suite backports
+#                        backports-arm64), in scripts/trixie-root --suite backports;
+#                        KERNEL=backports-debug: our debug build of it
 #   make check           every test (README "Tests"); ends "N passed, N failed"
 #   make demo            the module working in a QEMU guest (README "Demo")
 #   make bench           benchmarks, name=value lines
@@ -27,8 +28,10 @@ CURDIR_ABS := $(abspath $(CURDIR))
 # kbuild tools need trixie's glibc and whose compiler is gcc-14: the
 # recipes below run inside the trixie root (scripts/trixie-root --run: the
 # checkout and the cache at their own paths). trixie-arm64 cross-builds
-# with Debian 13's cross gcc-14.
-ifneq ($(filter trixie trixie-arm64 trixie-debug,$(KERNEL)),)
+# with Debian 13's cross gcc-14. KERNEL=backports-debug (our debug build
+# of the backports kernel's source) is built in that root too, as its
+# kernel was (scripts/kernel-debug --suite backports).
+ifneq ($(filter trixie trixie-arm64 trixie-debug backports-debug,$(KERNEL)),)
   ifeq ($(FSM_IN_TRIXIE_ROOT),)
     FSM_INROOT = $(CURDIR_ABS)/scripts/trixie-root --run -- env
   endif
