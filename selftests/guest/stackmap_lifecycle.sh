@@ -43,11 +43,11 @@ MKRACE=${FSM_LC_MKRACE:-20}
 DBG=${FSM_LC_DBG:-20}
 CYCLES=${FSM_LC_CYCLES:-60}
 REUSE=${FSM_LC_REUSE:-100}
-# FSM_LC_QUICK=1 (the default on the debug kernels, trixie-debug too;
+# FSM_LC_QUICK=1 (the default on the debug kernels, every *-debug;
 # scripts/check sets it
 # for the arm64 stock guest, where the suite runs once for arm64): every
 # part but reuse, each a few times.
-case ${FSM_VM_KERNEL:-} in debug | arm64-debug | trixie-debug) FSM_LC_QUICK=${FSM_LC_QUICK:-1} ;; esac
+case ${FSM_VM_KERNEL:-} in debug | *-debug) FSM_LC_QUICK=${FSM_LC_QUICK:-1} ;; esac
 if [ "${FSM_LC_QUICK:-0}" = 1 ]; then
 	# KASAN and lockdep make an instance cost about 4 s under TCG (with
 	# events='*' defaults, 9 s a cycle): measured per part, 2026-11-22,
@@ -71,7 +71,7 @@ if [ "${FSM_LC_QUICK:-0}" = 1 ]; then
 	# quarantine: the removed instance's id is reused once its pending
 	# walk ran) and every instance made and removed under KASAN.
 	case ${FSM_VM_KERNEL:-} in
-	debug | arm64-debug | trixie-debug)
+	debug | *-debug)
 		PARTS=${FSM_LC_PARTS:-nodes mkrace debugfs cycles quarantine races coming} ;;
 	esac
 fi

@@ -32,7 +32,7 @@ N=20
 # the debug kernel: one combined run per filter and no sysroot part (the
 # tool runs on the host's libraries either way; stock runs everything)
 DEBUG=0
-case ${FSM_VM_KERNEL:-} in debug | trixie-debug) DEBUG=1 ;; esac
+case ${FSM_VM_KERNEL:-} in debug | *-debug) DEBUG=1 ;; esac
 
 for c in trace-cmd protoc gunzip; do
 	if ! command -v $c >/dev/null; then

@@ -30,7 +30,7 @@ CFLAGS=(-g -O1 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -
 CHAIN='main;ustack_f1;ustack_f2;ustack_f3;ustack_f4;ustack_f5;ustack_f6;ustack_sys;'
 N=20
 DEBUG=0
-case ${FSM_VM_KERNEL:-} in debug | trixie-debug) DEBUG=1 ;; esac
+case ${FSM_VM_KERNEL:-} in debug | *-debug) DEBUG=1 ;; esac
 
 if ! command -v trace-cmd >/dev/null; then
 	echo "ok 1 - # SKIP trace-cmd not installed"

@@ -38,7 +38,7 @@ BOUND=60	# seconds any workload may take before it counts as stuck
 # slower too: the smaller loops.
 BURST=30 FORKS=150 LOADF=100 LOADR=5 TCB=10 DEBUG=0
 case ${FSM_VM_KERNEL:-} in
-debug | arm64-debug | trixie-debug)
+debug | *-debug)
 	BURST=10 FORKS=40 LOADF=15 LOADR=1 TCB=3 BOUND=180 DEBUG=1 ;;
 arm64 | trixie-arm64)
 	BURST=10 FORKS=130 LOADF=15 LOADR=1 TCB=3 BOUND=180 ;;
