@@ -163,13 +163,17 @@ def symbolize(ksyms, ip):
     return "%s+0x%x" % (name, ip - a), mod
 
 
+def machinery(name):
+    """A frame of the tracing machinery (TRIM_NAMES, TRIM_PREFIX)."""
+    return name in TRIM_NAMES or name.startswith(TRIM_PREFIX)
+
+
 def trim(frames):
     """frames: [(name+off, module, ip)]: drop the tracing frames on top."""
     i = 0
     while i < len(frames):
         name = frames[i][0].split("+")[0]
-        if frames[i][1] == "[ftrace_stackmap]" or name in TRIM_NAMES or \
-           name.startswith(TRIM_PREFIX):
+        if frames[i][1] == "[ftrace_stackmap]" or machinery(name):
             i += 1
             continue
         break
@@ -228,7 +232,7 @@ def from_uprobe(k):
     record's commit): that stack is the switch's own."""
     for x in k.stack:
         name = x.split("+")[0].split("/")[0]
-        if name in TRIM_NAMES or name.startswith(TRIM_PREFIX):
+        if machinery(name):
             continue
         return name in UPROBE_TOP
     return False

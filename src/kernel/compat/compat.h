@@ -88,11 +88,7 @@
 #include <linux/task_work.h>
 #include <linux/types.h>
 
-#if __has_include("generated/fsm_probes.h")
-#include "generated/fsm_probes.h"
-#else
-#error "generated/fsm_probes.h is missing: build through the top Makefile (scripts/kernel-probes)"
-#endif
+#include "probes.h"
 
 struct dentry;
 struct trace_event_file;

@@ -11,11 +11,7 @@
 #include <linux/hrtimer.h>
 #include <linux/timer.h>
 
-#if __has_include("generated/fsm_probes.h")
-#include "generated/fsm_probes.h"
-#else
-#error "generated/fsm_probes.h is missing: build through the top Makefile (scripts/kernel-probes)"
-#endif
+#include "probes.h"
 
 #if FSM_HAVE_TIMER_CONTAINER_OF
 #define fsm_timer_container_of(var, t, field) timer_container_of(var, t, field)
