@@ -254,6 +254,11 @@ finish() {
 	tracing_clean 2>/dev/null
 	run_later
 	exec 9>&-
+	# a failure's files, for vm-run --out (a rare one cannot be rerun)
+	if [ "$_fails" -ne 0 ] && [ -n "${FSM_VM_OUT:-}" ] && [ -d "$FSM_VM_OUT" ]; then
+		cp -r "$TMPD" "$FSM_VM_OUT/fail.${0##*/}.${TMPD##*/}" 2>/dev/null &&
+			diag "files kept in \$FSM_VM_OUT/fail.${0##*/}.${TMPD##*/}"
+	fi
 	rm -rf "$TMPD"
 	echo "1..$_n"
 	[ "$_fails" -eq 0 ] || exit 1
