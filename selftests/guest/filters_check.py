@@ -126,9 +126,9 @@ def cmd_filters(sr, dat, report, comms, quick=False):
         b = check(sr, dat, recs, ["--until", s_lo], lambda r: r["us"] <= lo, "--until")
         ok("--since and --until split the records", a + b == len(recs) and a and b,
            "%d + %d != %d" % (a, b, len(recs)))
-        w = check(sr, dat, recs, ["--since", s_lo, "--until", s_hi, "--pid", str(pids[0])],
-                  lambda r: lo <= r["us"] <= hi and r["pid"] == pids[0],
-                  "--since/--until window with --pid")
+        check(sr, dat, recs, ["--since", s_lo, "--until", s_hi, "--pid", str(pids[0])],
+              lambda r: lo <= r["us"] <= hi and r["pid"] == pids[0],
+              "--since/--until window with --pid")
     # --event: the source is the record before the id record on its CPU
     srcs = sorted({r["src"] for r in recs if r["src"]})
     ok("two source events (%s)" % srcs, len(srcs) >= 2)

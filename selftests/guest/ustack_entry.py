@@ -37,10 +37,8 @@ Prints key=value lines for the shell test:
 """
 import sys
 
-from ustack_trace import LINE, UADDR, UserStacks, ints, kv, prog_functions
-
-
-
+from ustack_trace import (LINE, UADDR, UserStacks, ints, kv,
+                          prog_functions, prog_mapper)
 
 
 def main():
@@ -56,18 +54,7 @@ def main():
         args = args[2:]
     trace, maps_file, prog, pid = args[0], args[1], args[2], args[3]
     nr_prefix = 'NR %d ' % nr
-    maps = []
-    for ln in open(maps_file):
-        f = ln.split()
-        if len(f) >= 6 and f[5] == prog:
-            lo, hi = (int(x, 16) for x in f[0].split('-'))
-            maps.append((lo, hi, int(f[2], 16)))
-
-    def k2file(addr):
-        for lo, hi, pgoff in maps:
-            if lo <= addr < hi:
-                return (prog, addr - lo + pgoff)
-        return None
+    k2file = prog_mapper(maps_file, prog)
 
     func_of = prog_functions(prog)
 

@@ -19,47 +19,23 @@ Prints key=value lines:
   ours_flagged   ... flagged unreliable (0x80)
   example        the first event's two stacks
 """
-import subprocess
 import sys
 
-from ustack_trace import LINE, OFF_MASK, UADDR, UserStacks, ints, kv
+from ustack_trace import (LINE, OFF_MASK, UADDR, UserStacks, ints, kv,
+                          prog_functions, prog_mapper)
 
 NOVMA = 1 << 58
 STOP_NOT_CODE = 10
 
 
-
-
 def main():
     trace, maps_file, prog, pid, ino = sys.argv[1:6]
     ino = int(ino)
-    maps = []
-    for ln in open(maps_file):
-        f = ln.split()
-        if len(f) >= 6 and f[5] == prog:
-            lo, hi = (int(x, 16) for x in f[0].split('-'))
-            maps.append((lo, hi, int(f[2], 16)))
-    syms = []
-    for ln in subprocess.run(['nm', '-n', prog], capture_output=True, text=True,
-                             check=True).stdout.splitlines():
-        f = ln.split()
-        if len(f) == 3 and f[1] in 'tT':
-            syms.append((int(f[0], 16), f[2]))
-
-    def func(off):
-        # a position-independent program: file offsets are link addresses
-        name = None
-        for a, n in syms:
-            if a > off:
-                break
-            name = n
-        return name
+    k2file, func = prog_mapper(maps_file, prog), prog_functions(prog)
 
     def kfunc(addr):
-        for lo, hi, pgoff in maps:
-            if lo <= addr < hi:
-                return func(addr - lo + pgoff)
-        return None
+        kf = k2file(addr)
+        return func(kf[1]) if kf else None
 
     us, ours = UserStacks(), {}
     events, want, cur = [], None, None

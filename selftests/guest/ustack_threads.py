@@ -31,11 +31,10 @@ Prints key=value lines:
 """
 import sys
 
-from ustack_trace import LINE, UADDR, UserStacks, ints, kv, prog_functions
+from ustack_trace import (LINE, UADDR, UserStacks, ints, kv,
+                          prog_functions, prog_mapper)
 
 CHAIN = ['thr_sys', 'thr_late_b', 'thr_late_a', 'thr_late_start']
-
-
 
 
 def main():
@@ -51,18 +50,7 @@ def main():
     trace, maps_file, prog, tids_file = args
     tids = {ln.strip() for ln in open(tids_file) if ln.strip()}
     nr_prefix = 'NR %d ' % nr
-    maps = []
-    for ln in open(maps_file):
-        f = ln.split()
-        if len(f) >= 6 and f[5] == prog:
-            lo, hi = (int(x, 16) for x in f[0].split('-'))
-            maps.append((lo, hi, int(f[2], 16)))
-
-    def k2file(addr):
-        for lo, hi, pgoff in maps:
-            if lo <= addr < hi:
-                return (prog, addr - lo + pgoff)
-        return None
+    k2file = prog_mapper(maps_file, prog)
 
     func_of = prog_functions(prog)
     us, ours = UserStacks(), {}

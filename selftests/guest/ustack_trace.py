@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """What the user-stack checkers (ustack_entry.py, ustack_threads.py,
-ustack_frameless.py) read alike in a trace's text: its line format, the
+ustack_frameless.py, ustack_sameregs.py) read alike in a trace's text: its line format, the
 key=value fields of our records, and the frames a user_stack record stands
 for (the first record of a ustack_id carries them, later ones the id only;
 file paths from the file_map records)."""
@@ -84,3 +84,22 @@ def prog_functions(prog):
                 return name
         return None
     return func_of
+
+
+def prog_mapper(maps_file, prog):
+    """PROG's mappings in a copy of /proc/PID/maps: a function from a
+    user address to (PROG, file offset), None outside them (the kernel's
+    <user stack trace> lines give addresses, our frames file offsets)."""
+    maps = []
+    for ln in open(maps_file):
+        f = ln.split()
+        if len(f) >= 6 and f[5] == prog:
+            lo, hi = (int(x, 16) for x in f[0].split('-'))
+            maps.append((lo, hi, int(f[2], 16)))
+
+    def k2file(addr):
+        for lo, hi, pgoff in maps:
+            if lo <= addr < hi:
+                return (prog, addr - lo + pgoff)
+        return None
+    return k2file
