@@ -11,7 +11,11 @@
  * arm64). The syscall is issued with inline asm: Debian's glibc has no
  * frame pointers.
  *
- * Usage: chain N [fork|thread|exec|signal|stdin|pac]
+ * Usage: chain N [fork|thread|exec|signal|stdin|pac|move]
+ *
+ * move: before call i, move to CPU i % 2 (sched_setaffinity on itself,
+ * which returns once the task runs there): every CPU's buffer sees the
+ * same stacks.
  *
  * pac (AArch64): first print "pac: paca=B raw=0x.. stripped=0x.." on stdout:
  * B the HWCAP_PACA bit of AT_HWCAP, raw the return address that
@@ -25,7 +29,9 @@
  * each batch acknowledged with a "done" line on stdout (a test drives one
  * process, one address space, across several recordings).
  */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +147,16 @@ static void *thread_fn(void *arg)
 	return NULL;
 }
 
+/* Run on @cpu from now on. Return: 0, or -1 (no such CPU). */
+static int move_to(int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	return sched_setaffinity(0, sizeof(s), &s);
+}
+
 static void on_signal(int sig)
 {
 	sink += sig;
@@ -177,8 +193,11 @@ int main(int argc, char **argv)
 		signal(SIGALRM, on_signal);
 		ualarm(10000, 10000);
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (!strcmp(mode, "move") && move_to(i % 2))
+			return 1;
 		sink += ustack_f1(i);
+	}
 	if (!strcmp(mode, "stdin")) {
 		char c;
 
