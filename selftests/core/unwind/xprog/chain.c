@@ -242,6 +242,28 @@ __attribute__((noinline)) void xc_f1(int leaf, int v)
 	xc_sink(v);
 }
 
+/*
+ * pac-ret signs a return address with a code in its top bits (54:48 under
+ * qemu-user's 48-bit address space: 7 bits) made from a random key, so one
+ * run in 128 signs xc_capture's saved lr with a code of 0, and the dump
+ * holds no PAC to strip. Such a run exits XC_EXIT_PAC_ZERO and
+ * run_seeded.sh runs the program again with the next seed.
+ */
+static int xc_pac_zero(void)
+{
+#ifdef __ARM_FEATURE_PAC_DEFAULT
+	uint64_t off = xc_hdr.fp + 8 - xc_hdr.sp;
+	uint64_t lr;
+
+	if (xc_hdr.fp < xc_hdr.sp || off + sizeof(lr) > xc_hdr.len)
+		return 0;
+	memcpy(&lr, (const char *)xc_stack + off, sizeof(lr));
+	return (lr >> 48) == 0;
+#else
+	return 0;
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	int leaf = argc < 3 ? XC_MODE_CHAIN :
@@ -265,5 +287,5 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	return 0;
+	return xc_pac_zero() ? XC_EXIT_PAC_ZERO : 0;
 }

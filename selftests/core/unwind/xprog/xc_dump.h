@@ -13,6 +13,9 @@
 #define XC_ARCH_AARCH64	1u
 #define XC_ARCH_ARM	2u
 
+/* The dump is written, but pac-ret signed the saved lr with a code of 0. */
+#define XC_EXIT_PAC_ZERO	3
+
 /* xc_header.leaf */
 #define XC_MODE_CHAIN	0	/* xc_capture (has a frame record) */
 #define XC_MODE_LEAF	1	/* xc_capture_leaf (a leaf that copies the stack) */
