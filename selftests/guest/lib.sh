@@ -134,6 +134,21 @@ stat_get() {
 	*) return 1 ;;
 	esac
 }
+# cookie_of LINE: CK = the cookie of a stack_id/user_stack line, "" when
+# none or 0 (cookie 0: a definition written again, FSM_USF_REDEF, that
+# answers no request), CKCPU = the CPU of its buffer ("001"). No subshell:
+# called per line. Forms: cookie=0x.. (user_stack, stack_id_user) and
+# cookie={0x..} / cookie={} (stack_fallback).
+cookie_of() {
+	CK=${1#*cookie=}
+	CK=${CK%% *}
+	CK=${CK#\{}
+	CK=${CK%\}}
+	[ "$CK" = 0x0 ] && CK=
+	CKCPU=${1#*\[}
+	CKCPU=${CKCPU%%\]*}
+	return 0
+}
 lines() {
 	local a n
 	a=$(<"$1")
@@ -179,12 +194,8 @@ trig_checks() {
 		*) echo "# $l" ;;
 		esac
 	done <"$TMPD/tc.out"
+	# a failure's records: finish() keeps the suite's files (vm-run --out)
 	[ "$rc" = 0 ] || [ $bad = 1 ] || nok "trig_check.py exited with $rc"
-	# a failure's records, for vm-run --out (a rare one cannot be rerun)
-	if [ "$rc$bad" != 00 ] && [ -n "${FSM_VM_OUT:-}" ]; then
-		cp -r "$TMPD" "$FSM_VM_OUT/trig_check.${TMPD##*/}" && \
-			diag "records kept in \$FSM_VM_OUT/trig_check.${TMPD##*/}"
-	fi
 }
 
 # py_checks SCRIPT ARG...: run a python check script of this directory and

@@ -306,33 +306,30 @@ run_prog() {
 	diag "$L: user_entries $(stat_get "$TMPD/$L.stat" user_entries) user_arena_used $(stat_get "$TMPD/$L.stat" user_arena_used)/$(stat_get "$TMPD/$L.stat" user_arena_size) user_fallbacks $(stat_get "$TMPD/$L.stat" user_fallbacks) user_drops_arena_full $(stat_get "$TMPD/$L.stat" user_drops_arena_full)"
 	${RESOLVE:-resolve} "$TMPD/$L.trace" "$bin" "$L"
 }
-# every user_stack cookie was announced by a stack_id record: before it
-# in the same CPU's buffer, or in another CPU's (a task that moved between
-# its kernel entry and its return to user space; the merged order of two
-# CPUs' records is only as good as their clocks, so not checked there).
-# Cookie 0 is a definition written again (FSM_USF_REDEF), answering no
-# request. A failure names the first record out of line and says why.
-cookie_cpu() {
-	C=${1#*cookie=}; C=${C%% *}; C=${C#\{}; C=${C%\}}
-	P=${1#*\[}; P=${P%%\]*}
-}
+# cookies_announced LABEL TRACE: every user_stack cookie of chain64 was
+# announced by a stack_id record: before it in the same CPU's buffer, or in
+# another CPU's (a task that moved between its kernel entry and its return
+# to user space; the merged order of two CPUs' records is only as good as
+# their clocks, so not checked there). Cookie 0 is a definition written
+# again (FSM_USF_REDEF), answering no request. One ok / not ok line; a
+# failure names the first record out of line and says why.
 cookies_announced() {
 	local -A at before
-	local l C P bad=0 first='' why='' w
+	local l bad=0 first='' why='' w
 	# where each cookie was announced: its CPU
 	while IFS= read -r l; do
-		cookie_cpu "$l"
-		at[$C]=$P
-	done < <(grep -E ' (stack_id_user|stack_fallback): .*cookie=' "$1")
+		cookie_of "$l"
+		[ -n "$CK" ] && at[$CK]=$CKCPU
+	done < <(grep -E ' (stack_id_user|stack_fallback): .*cookie=' "$2")
 	while IFS= read -r l; do
-		cookie_cpu "$l"
+		cookie_of "$l"
+		[ -n "$CK" ] || continue
 		case $l in
-		*" stack_id_user: "* | *" stack_fallback: "*) before[$C]=1 ;;
+		*" stack_id_user: "* | *" stack_fallback: "*) before[$CK]=1 ;;
 		*chain64-*" user_stack: "*)
-			[ "$C" = 0x0 ] && continue
-			if [ -z "${at[$C]}" ]; then
+			if [ -z "${at[$CK]}" ]; then
 				w="never announced"
-			elif [ "${at[$C]}" = "$P" ] && [ -z "${before[$C]}" ]; then
+			elif [ "${at[$CK]}" = "$CKCPU" ] && [ -z "${before[$CK]}" ]; then
 				w="announced later on the same CPU"
 			else
 				continue
@@ -341,10 +338,12 @@ cookies_announced() {
 			[ -n "$first" ] || { first=$l; why=$w; }
 			;;
 		esac
-	done <"$1"
-	[ $bad = 0 ] && return 0
-	COOKIE_BAD="$bad out of line, first ($why): ${first:0:300}"
-	return 1
+	done <"$2"
+	if [ $bad = 0 ]; then
+		ok "${1}user_stack cookies match stack_id cookies"
+	else
+		nok "${1}user_stack cookies match stack_id cookies: $bad out of line, first ($why): ${first:0:300}"
+	fi
 }
 run_prog "$TMPD/chain64" c64 20
 s=$TMPD/c64.stat
@@ -357,12 +356,7 @@ r=$(stat_get "$s" user_requests)
 check "walks queued ($q) <= requests ($r), and some ($q > 0)" [ "$q" -le "$r" -a "$q" -gt 0 ]
 # the id record with a cookie: stack_id_user (record format 2)
 check "cookies in stack_id_user records" eval 'grep -Eq "stack_id_user: .*cookie=0x[1-9a-f]" $TMPD/c64.trace'
-COOKIE_BAD=
-if cookies_announced "$TMPD/c64.trace"; then
-	ok "user_stack cookies match stack_id cookies"
-else
-	nok "user_stack cookies match stack_id cookies: $COOKIE_BAD"
-fi
+cookies_announced "" "$TMPD/c64.trace"
 
 # A task that moves: each CPU's buffer gets its own definition of a user
 # stack id, so on the CPU the program moved to, the first use of an id
@@ -380,12 +374,7 @@ while IFS= read -r l; do
 	[ $((fl & 0x100)) = 0 ] || n=$((n + 1))
 done < <(grep -E ' chain64-[0-9]* .* user_stack: cookie=0x0 ' "$TMPD/moved.trace")
 check "moved: definitions written again (REDEF, cookie 0) in chain64's context ($n)" [ "$n" -gt 0 ]
-COOKIE_BAD=
-if cookies_announced "$TMPD/moved.trace"; then
-	ok "moved: user_stack cookies match stack_id cookies"
-else
-	nok "moved: user_stack cookies match stack_id cookies: $COOKIE_BAD"
-fi
+cookies_announced "moved: " "$TMPD/moved.trace"
 if [ -x "$TMPD/chain32" ]; then
 	run_prog "$TMPD/chain32" c32 20
 	flags_all "$TMPD/c32.trace" "$TMPD/chain32" 0x1 c32

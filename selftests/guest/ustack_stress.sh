@@ -44,18 +44,6 @@ arm64 | trixie-arm64)
 	BURST=10 FORKS=130 LOADF=15 LOADR=1 TCB=3 BOUND=180 ;;
 esac
 
-# cookie_of LINE: CK = the cookie of a stack_id/user_stack line, "" when
-# none (no subshell: called per line). Forms: cookie=0x.. (user_stack,
-# stack_id_user) and cookie={0x..} / cookie={} (stack_fallback).
-cookie_of() {
-	CK=${1#*cookie=}
-	CK=${CK%% *}
-	CK=${CK#\{}
-	CK=${CK%\}}
-	[ "$CK" = 0x0 ] && CK=
-	return 0
-}
-
 # run_bounded LABEL CMD...: CMD finishes within $BOUND seconds, status 0
 run_bounded() {
 	local l=$1 rc
