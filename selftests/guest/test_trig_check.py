@@ -206,6 +206,14 @@ class Pairs(unittest.TestCase):
         # the window's end after an interrupt that came between
         self.passes(src(), sid(), src(), wakeup(), opts=("cut",))
 
+    def test_cut_between_the_triggers(self):
+        # tracing_on=0 between the two triggers' records of the last
+        # source record, in either order
+        self.passes(src(), sdef(), sid(), rec("<stack trace>"), src(), sid(),
+                    opts=("stacktrace", "cut"))
+        self.passes(src(), sdef(), sid(), rec("<stack trace>"), src(),
+                    rec("<stack trace>"), opts=("stacktrace", "cut"))
+
     # --- what must fail ---
     def test_id_of_the_interrupt_is_not_the_sources(self):
         # the id record is in the interrupt: it was written for the
@@ -241,6 +249,12 @@ class Pairs(unittest.TestCase):
 
     def test_cut_is_only_at_the_end(self):
         self.fails(src(), wakeup(TASK), src(), sid(), opts=("cut",))
+        self.fails(src(), sdef(), sid(), src(), sid(),
+                   rec("<stack trace>"), opts=("stacktrace", "cut"),
+                   what="kernel stacks")
+        # without "cut" the window's end is a missing record
+        self.fails(src(), sdef(), sid(), rec("<stack trace>"), src(), sid(),
+                   opts=("stacktrace",), what="kernel stacks")
 
     def test_without_irq_info_no_guess(self):
         # no flags column: the context of a record is unknown, so a record

@@ -23,9 +23,10 @@ Reads check lines on stdin, like fsm_check.py ("LABEL CHECK ARG..."):
       "missing=N", up to N SRC records may have no id record (hits the
       trigger found no verdict for: trigger_no_verdict, e.g. a uprobe task
       preempted between the companion and the post trigger); never more
-      than one. With "cut", the last record of a CPU file may have no id
-      record when nothing of its context follows it: tracing_on=0 came
-      between it and its id record (counted and printed).
+      than one. With "cut", the last record of a CPU file may lack its
+      id record, or with "stacktrace" the kernel's stack, when nothing of
+      its context follows it: tracing_on=0 came between the record and
+      the rest of its triggers' records (counted and printed).
   count DIR SRC N
       exactly N stack id records in DIR, and more than N SRC records.
   orphans DIR SRC [maynone]
@@ -340,7 +341,10 @@ def cmd_pairs(c, d, src, ksymf, *opts):
             want = 1
             if filt and field(g.rec.rest, filt[0][0]) != filt[0][1]:
                 want = 0
-            if cut and want and not ids and g.open:
+            # the window's end came between the record and the rest of
+            # its triggers' records (stacktrace and stackmap run in
+            # either order): only the last group of a CPU file is open
+            if cut and g.open and ((want and not ids) or (st and not kst)):
                 ncut += 1
                 continue
             if want and not ids and nmiss < missing:
