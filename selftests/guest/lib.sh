@@ -227,6 +227,19 @@ workload() {
 	done
 }
 
+# asleep PID [SECONDS]: PID has exec'd sleep(1) and sleeps in it (state
+# S), polled up to SECONDS (30). A fixed nap is not enough: an exec over
+# 9p under TCG takes a second or more, longer on a loaded host.
+asleep() {
+	local i s
+	for ((i = 0; i < ${2:-30} * 10; i++)); do
+		read -r s 2>/dev/null <"/proc/$1/stat" || return 1
+		[[ $s == *" (sleep) S "* ]] && return 0
+		nap 0.1
+	done
+	return 1
+}
+
 # wait_for FILE [SECONDS]: wait until FILE exists (a FUSE mount, a file
 # another process makes). Not for the nodes of a new instance: they exist
 # when mkdir returns.

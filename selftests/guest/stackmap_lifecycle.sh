@@ -304,8 +304,14 @@ part_quarantine() {
 	echo 1 >"$Q/options/stackmap_user"
 	sleep 1000 &	# woken by a signal below
 	sl=$!
-	nap 1.5		# it runs, asks from sched_switch, sleeps
-	queued=$(stat_get "$Q/stack_map_stat" user_walks_queued)
+	# it runs, asks from sched_switch, sleeps
+	check "the sleeper sleeps" asleep "$sl"
+	# (state S comes just before its switch: up to 10 s for the walk)
+	for ((i = 0; i < 100; i++)); do
+		queued=$(stat_get "$Q/stack_map_stat" user_walks_queued)
+		[ "${queued:-0}" -gt 0 ] && break
+		nap 0.1
+	done
 	check "user-stack walks were queued in $Q ($queued)" test "${queued:-0}" -gt 0
 	echo 0 >"$Q/options/stackmap_user"
 	echo 0 >"$Q/options/stackmap"

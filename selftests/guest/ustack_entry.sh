@@ -178,7 +178,12 @@ echo 1 >"$S/options/stackmap"
 echo 1 >"$S/options/stackmap_user"
 sleep 3600 &
 spid=$!
-nap 0.5
+check "sleeper: it sleeps" asleep "$spid"
+# (state S comes just before its switch: up to 10 s for the record)
+for ((i = 0; i < 20; i++)); do
+	grep -Eq "^ *sleep-$spid .* stack_id_user: .*cookie=0x[0-9a-f]+" "$S/trace" && break
+	nap 0.5
+done
 check "sleeper: its sched_switch asked for a user stack" \
 	eval "grep -E '^ *sleep-$spid .* stack_id_user: .*cookie=0x[0-9a-f]+' $S/trace >/dev/null"
 echo 0 >"$S/options/stackmap_user"
