@@ -86,7 +86,13 @@ NI long st_burst1(long n)
 	return r;
 }
 
-static long ms_since(const struct timespec *a)
+/*
+ * Inline (also under -fno-inline): an interrupt at the first instructions
+ * of a function of its own would be walked from the caller's frame, which
+ * skips st_spin_loop (Documentation/ustack.rst: a function's first
+ * instruction), a chain the irq check would have to accept as well.
+ */
+static inline __attribute__((always_inline)) long ms_since(const struct timespec *a)
 {
 	struct timespec b;
 
