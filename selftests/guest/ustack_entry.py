@@ -37,8 +37,8 @@ Prints key=value lines for the shell test:
 """
 import sys
 
-from ustack_trace import (LINE, UADDR, UserStacks, ints, kv,
-                          prog_functions, prog_mapper)
+from ustack_trace import (UserStacks, ints, kv, prog_functions,
+                          prog_mapper, records)
 
 
 def main():
@@ -62,20 +62,9 @@ def main():
     ours = {}          # cookie -> list of (path, off)
     events = []        # [kernel frames, cookie]
     want = {}          # per pid: what the next lines are
-    cur_ust = None     # (kind, target list) of the <user stack trace> being read
     mine = str(pid)
 
-    for ln in open(trace, errors='replace'):
-        if cur_ust is not None:
-            m = UADDR.match(ln)
-            if m:
-                cur_ust.append(int(m.group(1), 16))
-                continue
-            cur_ust = None
-        m = LINE.match(ln)
-        if not m:
-            continue
-        ev, rest, p = m.group('ev'), m.group('rest'), m.group('pid')
+    for p, ev, rest, addrs in records(trace):
         if us.take(ev, rest):
             if ev == 'user_stack':
                 ours[us.cookie] = us.named()
@@ -88,11 +77,10 @@ def main():
             # with --perf there is no <user stack trace> entry
             want[p] = 'stack_id' if perf_script else 'kstack'
         elif ev == '<user stack trace>':
+            # not the one the kernel adds after our own records
             if st == 'kstack':
-                cur_ust = events[-1][0]
+                events[-1][0] = addrs
                 want[p] = 'stack_id'
-            else:
-                cur_ust = []    # the one after our own records
         elif ev in ('stack_id', 'stack_id_user', 'stack_fallback') and st == 'stack_id':
             c = ints(kv(rest).get('cookie', '{}'))
             events[-1][1] = c[0] if c else None

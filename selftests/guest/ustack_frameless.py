@@ -21,8 +21,8 @@ Prints key=value lines:
 """
 import sys
 
-from ustack_trace import (LINE, OFF_MASK, UADDR, UserStacks, ints, kv,
-                          prog_functions, prog_mapper)
+from ustack_trace import (OFF_MASK, UserStacks, ints, kv, prog_functions,
+                          prog_mapper, records)
 
 NOVMA = 1 << 58
 STOP_NOT_CODE = 10
@@ -38,31 +38,22 @@ def main():
         return func(kf[1]) if kf else None
 
     us, ours = UserStacks(), {}
-    events, want, cur = [], None, None
-    for ln in open(trace, errors='replace'):
-        if cur is not None:
-            m = UADDR.match(ln)
-            if m:
-                cur.append(int(m.group(1), 16))
-                continue
-            cur = None
-        m = LINE.match(ln)
-        if not m:
-            continue
-        ev, rest = m.group('ev'), m.group('rest')
+    events, want = [], None
+    for p, ev, rest, addrs in records(trace):
         if us.take(ev, rest):
             if ev == 'user_stack':
                 ours[us.cookie] = (us.frames, int(us.fields['stop']),
                                    int(us.fields['flags'], 0))
             continue
-        if m.group('pid') != pid:
+        if p != pid:
             continue
         if ev == 'sys_enter' and rest.startswith('NR 5 '):
             events.append([[], None])
             want = 'kstack'
         elif ev == '<user stack trace>':
-            cur = events[-1][0] if want == 'kstack' else []
+            # not the one the kernel adds after our own records
             if want == 'kstack':
+                events[-1][0] = addrs
                 want = 'stack_id'
         elif ev in ('stack_id', 'stack_id_user', 'stack_fallback') and want == 'stack_id':
             c = ints(kv(rest).get('cookie', '{}'))

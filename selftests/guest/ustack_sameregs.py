@@ -33,8 +33,8 @@ Prints key=value lines for the shell test:
 """
 import sys
 
-from ustack_trace import (LINE, UADDR, UserStacks, ints, kv,
-                          prog_functions, prog_mapper)
+from ustack_trace import (UserStacks, ints, kv, prog_functions,
+                          prog_mapper, records)
 
 
 def main():
@@ -51,23 +51,12 @@ def main():
     ours = {}          # cookie -> (frames as (path, off), reason)
     events = []        # [kernel addresses, cookie or None, id record seen]
     want = None        # what the next lines of PID are
-    cur_ust = None     # the <user stack trace> being read
-    for ln in open(trace, errors='replace'):
-        if cur_ust is not None:
-            m = UADDR.match(ln)
-            if m:
-                cur_ust.append(int(m.group(1), 16))
-                continue
-            cur_ust = None
-        m = LINE.match(ln)
-        if not m:
-            continue
-        ev, rest = m.group('ev'), m.group('rest')
+    for p, ev, rest, addrs in records(trace):
         if us.take(ev, rest):
             if ev == 'user_stack' and us.cookie:
                 ours[us.cookie] = (us.named(), us.fields.get('reason'))
             continue
-        if m.group('pid') != pid:
+        if p != pid:
             continue
         if ev == 'sys_exit' and rest.startswith(nr_prefix):
             events.append([[], None, False])
@@ -75,7 +64,8 @@ def main():
         elif ev == '<user stack trace>':
             # the kernel's stack of the event (before our id record), or
             # the one it adds after our own records (ignored)
-            cur_ust = events[-1][0] if want == 'any' and not events[-1][0] else []
+            if want == 'any' and not events[-1][0]:
+                events[-1][0] = addrs
         elif ev in ('stack_id', 'stack_id_user', 'stack_fallback') and want == 'any':
             c = ints(kv(rest).get('cookie', '{}')) if ev != 'stack_id' else []
             events[-1][1] = c[0] if c else None

@@ -31,8 +31,8 @@ Prints key=value lines:
 """
 import sys
 
-from ustack_trace import (LINE, UADDR, UserStacks, ints, kv,
-                          prog_functions, prog_mapper)
+from ustack_trace import (UserStacks, ints, kv, prog_functions,
+                          prog_mapper, records)
 
 CHAIN = ['thr_sys', 'thr_late_b', 'thr_late_a', 'thr_late_start']
 
@@ -56,18 +56,7 @@ def main():
     us, ours = UserStacks(), {}
     events = []        # [tid, kernel frames, cookie]
     want, last = {}, {}
-    cur_ust = None
-    for ln in open(trace, errors='replace'):
-        if cur_ust is not None:
-            m = UADDR.match(ln)
-            if m:
-                cur_ust.append(int(m.group(1), 16))
-                continue
-            cur_ust = None
-        m = LINE.match(ln)
-        if not m:
-            continue
-        ev, rest, p = m.group('ev'), m.group('rest'), m.group('pid')
+    for p, ev, rest, addrs in records(trace):
         if us.take(ev, rest):
             if ev == 'user_stack':
                 ours[us.cookie] = us.named()
@@ -80,11 +69,10 @@ def main():
             last[p] = events[-1]
             want[p] = 'kstack' if kernel else 'stack_id'
         elif ev == '<user stack trace>':
+            # not the one the kernel adds after our own records
             if st == 'kstack':
-                cur_ust = last[p][1]
+                last[p][1] = addrs
                 want[p] = 'stack_id'
-            else:
-                cur_ust = []    # the one after our own records
         elif ev in ('stack_id', 'stack_id_user', 'stack_fallback') and st == 'stack_id':
             c = ints(kv(rest).get('cookie', '{}'))
             last[p][2] = c[0] if c else None

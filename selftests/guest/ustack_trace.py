@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """What the user-stack checkers (ustack_entry.py, ustack_threads.py,
-ustack_frameless.py, ustack_sameregs.py) read alike in a trace's text: its line format, the
+ustack_frameless.py, ustack_sameregs.py) read alike in a trace's text: its records, the
 key=value fields of our records, and the frames a user_stack record stands
 for (the first record of a ustack_id carries them, later ones the id only;
 file paths from the file_map records)."""
@@ -11,6 +11,31 @@ LINE = re.compile(r'^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[\d+\]\s+\S+\s+[\d.]+: '
                   r'(?P<ev>[a-z_]+|<user stack trace>):?\s?(?P<rest>.*)$')
 UADDR = re.compile(r'^\s*=>\s+.*<([0-9a-f]+)>')
 OFF_MASK = (1 << 56) - 1
+
+
+def records(trace):
+    """The records of a trace's text, in order, as (pid, ev, rest, addrs):
+    addrs is the list of addresses of a <user stack trace> (the " => "
+    lines that follow it), None for any other record."""
+    ust = None
+    for ln in open(trace, errors='replace'):
+        if ust is not None:
+            m = UADDR.match(ln)
+            if m:
+                ust[3].append(int(m.group(1), 16))
+                continue
+            yield ust
+            ust = None
+        m = LINE.match(ln)
+        if not m:
+            continue
+        r = (m.group('pid'), m.group('ev'), m.group('rest'), None)
+        if r[1] == '<user stack trace>':
+            ust = r[:3] + ([],)
+            continue
+        yield r
+    if ust is not None:
+        yield ust
 
 
 def kv(s):
