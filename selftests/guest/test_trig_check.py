@@ -213,6 +213,9 @@ class Pairs(unittest.TestCase):
                     opts=("stacktrace", "cut"))
         self.passes(src(), sdef(), sid(), rec("<stack trace>"), src(),
                     rec("<stack trace>"), opts=("stacktrace", "cut"))
+        # ... but a cut group's id records are still counted
+        self.fails(src(), sdef(), sid(), rec("<stack trace>"), src(), sid(),
+                   sid(), opts=("stacktrace", "cut"), what="id records, want 1")
 
     # --- what must fail ---
     def test_id_of_the_interrupt_is_not_the_sources(self):
