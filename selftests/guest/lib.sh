@@ -140,6 +140,10 @@ stat_get() {
 # called per line. Forms: cookie=0x.. (user_stack, stack_id_user) and
 # cookie={0x..} / cookie={} (stack_fallback).
 cookie_of() {
+	case $1 in
+	*cookie=*) ;;
+	*) CK= CKCPU= && return 0 ;;
+	esac
 	CK=${1#*cookie=}
 	CK=${CK%% *}
 	CK=${CK#\{}
@@ -225,6 +229,18 @@ workload() {
 		echo "$i" >"$TMPD/wl"
 		: /usr/lib/*	# a directory read (the glob), no loop over it
 	done
+}
+
+# switched_asleep TRACE PID: TRACE (an instance's trace file, sched_switch
+# on) holds PID's switch out of sleep(1) in state S, polled up to 10 s
+# (each grep is an exec: about 20 tries)
+switched_asleep() {
+	local i
+	for ((i = 0; i < 20; i++)); do
+		grep -Eq "prev_comm=sleep prev_pid=$2 .*prev_state=S " "$1" && return 0
+		nap 0.5
+	done
+	return 1
 }
 
 # asleep PID [SECONDS]: PID has exec'd sleep(1) and sleeps in it (state

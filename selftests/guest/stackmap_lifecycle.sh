@@ -306,12 +306,10 @@ part_quarantine() {
 	sl=$!
 	# it runs, asks from sched_switch, sleeps
 	check "the sleeper sleeps" asleep "$sl"
-	# (state S comes just before its switch: up to 10 s for the walk)
-	for ((i = 0; i < 100; i++)); do
-		queued=$(stat_get "$Q/stack_map_stat" user_walks_queued)
-		[ "${queued:-0}" -gt 0 ] && break
-		nap 0.1
-	done
+	# state S comes just before its switch: its record, up to 10 s
+	check "the sleeper's switch into its sleep is in $Q" \
+		switched_asleep "$Q/trace" "$sl"
+	queued=$(stat_get "$Q/stack_map_stat" user_walks_queued)
 	check "user-stack walks were queued in $Q ($queued)" test "${queued:-0}" -gt 0
 	echo 0 >"$Q/options/stackmap_user"
 	echo 0 >"$Q/options/stackmap"

@@ -179,13 +179,13 @@ echo 1 >"$S/options/stackmap_user"
 sleep 3600 &
 spid=$!
 check "sleeper: it sleeps" asleep "$spid"
-# (state S comes just before its switch: up to 10 s for the record)
-for ((i = 0; i < 20; i++)); do
-	grep -Eq "^ *sleep-$spid .* stack_id_user: .*cookie=0x[0-9a-f]+" "$S/trace" && break
-	nap 0.5
-done
-check "sleeper: its sched_switch asked for a user stack" \
-	eval "grep -E '^ *sleep-$spid .* stack_id_user: .*cookie=0x[0-9a-f]+' $S/trace >/dev/null"
+# state S comes just before its switch: its record, up to 10 s; the
+# stack_id_user records before it are those of exec's waits (loading
+# from 9p), the one right after it the sleep's
+check "sleeper: its switch into its sleep is in the trace" \
+	switched_asleep "$S/trace" "$spid"
+check "sleeper: its sched_switch into the sleep asked for a user stack" \
+	eval "grep -E -A1 'prev_comm=sleep prev_pid=$spid .*prev_state=S ' $S/trace | tail -n 1 | grep -E '^ *sleep-$spid .* stack_id_user: .*cookie=0x[0-9a-f]+' >/dev/null"
 echo 0 >"$S/options/stackmap_user"
 echo 0 >"$S/options/stackmap"
 echo 0 >"$S/events/sched/sched_switch/enable"
