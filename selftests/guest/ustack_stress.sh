@@ -239,13 +239,15 @@ for ((p = 0; p < 100; p++)); do
 	w1=$(stat_get "$T/instances/m1/stack_map_stat" user_walks_all_instances)
 	ab=0
 	for k in exiting exec no_mm segments; do
-		ab=$((ab + $(stat_get "$T/instances/m1/stack_map_stat" "user_stacks_reason_$k")))
+		v=$(stat_get "$T/instances/m1/stack_map_stat" "user_stacks_reason_$k")
+		ab=$((ab + ${v:-0}))
 	done
 	qs=0
 	for i in m1 m2 m3; do
-		qs=$((qs + $(stat_get "$T/instances/$i/stack_map_stat" user_walks_queued)))
+		v=$(stat_get "$T/instances/$i/stack_map_stat" user_walks_queued)
+		qs=$((qs + ${v:-0}))
 	done
-	[ $((w1 - w0 + ab)) -ge "$qs" ] && break
+	[ $((${w1:-0} - w0 + ab)) -ge "$qs" ] && break
 	nap 0.1
 done
 for i in m1 m2 m3; do sources_off $i "$srcs"; done

@@ -18,22 +18,23 @@ def records(trace):
     addrs is the list of addresses of a <user stack trace> (the " => "
     lines that follow it), None for any other record."""
     ust = None
-    for ln in open(trace, errors='replace'):
-        if ust is not None:
-            m = UADDR.match(ln)
-            if m:
-                ust[3].append(int(m.group(1), 16))
+    with open(trace, errors='replace') as f:
+        for ln in f:
+            if ust is not None:
+                m = UADDR.match(ln)
+                if m:
+                    ust[3].append(int(m.group(1), 16))
+                    continue
+                yield ust
+                ust = None
+            m = LINE.match(ln)
+            if not m:
                 continue
-            yield ust
-            ust = None
-        m = LINE.match(ln)
-        if not m:
-            continue
-        r = (m.group('pid'), m.group('ev'), m.group('rest'), None)
-        if r[1] == '<user stack trace>':
-            ust = r[:3] + ([],)
-            continue
-        yield r
+            r = (m.group('pid'), m.group('ev'), m.group('rest'), None)
+            if r[1] == '<user stack trace>':
+                ust = r[:3] + ([],)
+                continue
+            yield r
     if ust is not None:
         yield ust
 

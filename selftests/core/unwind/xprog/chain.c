@@ -245,7 +245,7 @@ __attribute__((noinline)) void xc_f1(int leaf, int v)
 /*
  * pac-ret signs a return address with a code in its top bits (54:48 under
  * qemu-user's 48-bit address space: 7 bits) made from a random key, so one
- * run in 128 signs xc_capture's saved lr with a code of 0, and the dump
+ * run in 128 signs xc_capture's saved lr with a code of 0, and the chain dump
  * holds no PAC to strip. Such a run exits XC_EXIT_PAC_ZERO and
  * run_seeded.sh runs the program again with the next seed.
  */
@@ -255,7 +255,8 @@ static int xc_pac_zero(void)
 	uint64_t off = xc_hdr.fp + 8 - xc_hdr.sp;
 	uint64_t lr;
 
-	if (xc_hdr.fp < xc_hdr.sp || off + sizeof(lr) > xc_hdr.len)
+	if (xc_hdr.leaf != XC_MODE_CHAIN || xc_hdr.fp < xc_hdr.sp ||
+	    off + sizeof(lr) > xc_hdr.len)
 		return 0;
 	memcpy(&lr, (const char *)xc_stack + off, sizeof(lr));
 	return (lr >> 48) == 0;
