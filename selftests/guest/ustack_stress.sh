@@ -233,9 +233,14 @@ for i in m1 m2 m3; do echo 0 >"$T/instances/$i/options/stackmap_user"; done
 # a task blocked in a syscall entered while the options were on (run.sh's
 # sed reading our output) walks when the syscall returns: let it return,
 # and wait (up to 10 s, not a fixed nap: a starved guest may take longer)
-# until walks + aborted entries reach the entries queued, the check below
+# until walks + aborted entries reach the entries queued, the check below,
+# and no slot is held: a walk is counted when it starts, its records are
+# written after it, and the entry's slot is let go only after them (on
+# the debug kernel, m2's tracing_on 0 below once came before a delivery
+# to m2 that was still going on: user_stacks_lost 1)
 diag "walks: options off"
 for ((p = 0; p < 100; p++)); do
+	su=$(stat_get "$T/instances/m1/stack_map_stat" user_slots_used)
 	w1=$(stat_get "$T/instances/m1/stack_map_stat" user_walks_all_instances)
 	ab=0
 	for k in exiting exec no_mm segments; do
@@ -247,9 +252,10 @@ for ((p = 0; p < 100; p++)); do
 		v=$(stat_get "$T/instances/$i/stack_map_stat" user_walks_queued)
 		qs=$((qs + ${v:-0}))
 	done
-	[ $((${w1:-0} - w0 + ab)) -ge "$qs" ] && break
+	[ $((${w1:-0} - w0 + ab)) -ge "$qs" ] && [ "${su:-1}" = 0 ] && break
 	nap 0.1
 done
+diag "walks: settled after $p polls (slots used $su)"
 for i in m1 m2 m3; do sources_off $i "$srcs"; done
 for i in m1 m2 m3; do
 	echo 0 >"$T/instances/$i/tracing_on"
