@@ -44,8 +44,7 @@ DBG=${FSM_LC_DBG:-20}
 CYCLES=${FSM_LC_CYCLES:-60}
 REUSE=${FSM_LC_REUSE:-100}
 # FSM_LC_QUICK=1 (the default on the debug kernels, every *-debug;
-# scripts/check sets it
-# for the arm64 stock guest, where the suite runs once for arm64): every
+# scripts/check sets it for the stock guest, for its time budget): every
 # part but reuse, each a few times.
 case ${FSM_VM_KERNEL:-} in debug | *-debug) FSM_LC_QUICK=${FSM_LC_QUICK:-1} ;; esac
 if [ "${FSM_LC_QUICK:-0}" = 1 ]; then
@@ -61,13 +60,13 @@ if [ "${FSM_LC_QUICK:-0}" = 1 ]; then
 	# Part reuse (70 instances made and removed, 257 s there) is left out:
 	# part noid makes 63 live ones, and after their removal the next
 	# instance gets a reused id and user stacks (reused_id_works), the
-	# same check after 63 instead of 70. The stock kernels run both.
+	# same check after 63 instead of 70 (FSM_LC_QUICK=0 runs both).
 	PARTS=${FSM_LC_PARTS:-nodes mkrace debugfs cycles quarantine noid races coming}
 	# On the debug kernels part noid is left out too: its 63 instances
 	# cost 415 s there (2026-11-23, 6.5 s per instance made and removed),
 	# 60% of the suite, for an id bitmap's exhaustion whose code runs the
-	# same on the stock kernels (x86 stock at full sizes and arm64 stock
-	# run it). The debug kernel still sees ids freed and reused (part
+	# same on every kernel (make check runs it on Debian's 6.1 x86
+	# kernel, the stock job). The debug kernel still sees ids freed and reused (part
 	# quarantine: the removed instance's id is reused once its pending
 	# walk ran) and every instance made and removed under KASAN.
 	case ${FSM_VM_KERNEL:-} in
