@@ -447,7 +447,19 @@ check_eq "stat: hits = kept source records" \
 check_eq "stat: records = id records" \
 	"$(srcstat "$F" sched:sched_switch records)" "$nid"
 check "stat: filtered > 0" test "$(srcstat "$F" sched:sched_switch filtered)" -gt 0
-check_eq "stat: drops 0" "$(srcstat "$F" sched:sched_switch drops)" 0
+# drops: only at the window's end. A record committed on one CPU just
+# before the enable went 0 may still be in its capture when tracing_on
+# goes 0 on the other: no id record, a drop. At most one per CPU, and
+# only on a CPU whose last sched_switch has no id record after it.
+ncut=0
+for c in "$TMPD"/sf/cpu*; do
+	ncut=$((ncut + $(awk '/ sched_switch:/ { last = 1; next }
+		/ (stack_id|stack_id_user|stack_fallback):/ { last = 0 }
+		END { print last + 0 }' "$c")))
+done
+dr=$(srcstat "$F" sched:sched_switch drops)
+diag "filter: $dr drops, $ncut CPUs whose last record has no id record"
+check "stat: drops only at the window's end ($dr drops, $ncut cut)" test "$dr" -le "$ncut"
 # x86-64: every capture starts at the frame of the kernel function that
 # called the module (fsm_capture()), none walks the module's own frames;
 # the stacks compared with the kernel's stacktrace trigger above are

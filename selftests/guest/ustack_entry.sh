@@ -181,11 +181,13 @@ spid=$!
 check "sleeper: it sleeps" asleep "$spid"
 # state S comes just before its switch: its record, up to 10 s; the
 # stack_id_user records before it are those of exec's waits (loading
-# from 9p), the one right after it the sleep's
+# from 9p), the sleeper's next record after it the sleep's (its own
+# lines only: in the merged trace another CPU's record may come between
+# a switch and its id record, whose stamp is the capture's)
 check "sleeper: its switch into its sleep is in the trace" \
 	switched_asleep "$S/trace" "$spid"
 check "sleeper: its sched_switch into the sleep asked for a user stack" \
-	eval "grep -E -A1 'prev_comm=sleep prev_pid=$spid .*prev_state=S ' $S/trace | tail -n 1 | grep -E '^ *sleep-$spid .* stack_id_user: .*cookie=0x[0-9a-f]+' >/dev/null"
+	eval "grep -E '^ *sleep-$spid ' $S/trace | grep -E -A1 'prev_comm=sleep prev_pid=$spid .*prev_state=S ' | tail -n 1 | grep -E ' stack_id_user: .*cookie=0x[0-9a-f]+' >/dev/null"
 echo 0 >"$S/options/stackmap_user"
 echo 0 >"$S/options/stackmap"
 echo 0 >"$S/events/sched/sched_switch/enable"
