@@ -21,8 +21,12 @@ fi
 check "insmod events=sched:sched_switch" load bits=12 events=sched:sched_switch
 cd "$TMPD" || exit 1
 
+# The command turns our records off as its last step: trace-cmd's
+# tracing_on 0 at the end could otherwise fall between a new stack's
+# stack_id and its stack_def (selfcontained would miss that one)
 trace-cmd record -q -o top.dat -e stackmap -e sched:sched_switch \
-	bash -c 'for i in $(seq 30); do read -t 0.01 <> <(:); done' >rec.out 2>&1
+	bash -c 'for i in $(seq 30); do read -t 0.01 <> <(:); done
+		echo 0 >"$1/options/stackmap"' sh "$T" >rec.out 2>&1
 check "trace-cmd record (top level)" test -s top.dat
 trace-cmd report -i top.dat >top.txt 2>top.err
 check "trace-cmd report (top level)" test -s top.txt

@@ -217,6 +217,18 @@ class Pairs(unittest.TestCase):
         self.fails(src(), sdef(), sid(), rec("<stack trace>"), src(), sid(),
                    sid(), opts=("stacktrace", "cut"), what="id records, want 1")
 
+    def test_cut_between_id_and_def(self):
+        # tracing_on=0 between a first use's id record and its stack_def
+        # (the last group of the CPU file): its stack is not compared
+        last = (src(), sid(n=1048578), rec("<stack trace>"))
+        self.passes(src(), sdef(), sid(), rec("<stack trace>"), *last,
+                    opts=("stacktrace", "cut"))
+        self.fails(src(), sdef(), sid(), rec("<stack trace>"), *last,
+                   opts=("stacktrace",))
+        # only the last group may lack it
+        self.fails(*last, src(), sdef(), sid(), rec("<stack trace>"),
+                   opts=("stacktrace", "cut"))
+
     # --- what must fail ---
     def test_id_of_the_interrupt_is_not_the_sources(self):
         # the id record is in the interrupt: it was written for the

@@ -99,9 +99,13 @@ sleepy() {
 	for ((i = 0; i < ${1:-20}; i++)); do sleep 0.02; done
 }
 # trace-cmd 3.1.6 removes the -B instance at its end even when it existed
-# before: the snapshot is saved by the recorded command itself, last
+# before: the snapshot is saved by the recorded command itself, last,
+# after it turned the instance's id records off (every id of the trace is
+# then in the snapshot, and trace-cmd's tracing_on 0 cannot fall between
+# a new stack's stack_id and its stack_def)
 trace-cmd record -q -o cx.dat -B cx -e stackmap -e sched:sched_switch \
-	bash -c "$(declare -f sleepy); sleepy 20; '$SC' -B cx save cx.fsmb >sv.out" >rec.out 2>&1
+	bash -c "$(declare -f sleepy); sleepy 20; echo 0 >'$I/options/stackmap'
+		'$SC' -B cx save cx.fsmb >sv.out" >rec.out 2>&1
 check "trace-cmd record -B cx, the command ends with save" test -s cx.dat
 check "  ... saved" test -s cx.fsmb
 check "  ... says what it saved" grep -q "kernel stacks" sv.out

@@ -394,6 +394,11 @@ def cmd_pairs(c, d, src, ksymf, *opts):
                 trunc = truncated(rest)
             else:
                 sid = int(field(rest, "stack_id"))
+                if sid not in defs and cut and g.open:
+                    # the window's end between a first use's id record
+                    # and its stack_def (written right after it)
+                    ncut += 1
+                    continue
                 if sid not in defs:
                     bad.append("#%d: id %d has no stack_def" % (nsrc, sid))
                     continue
