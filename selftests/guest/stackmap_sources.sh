@@ -26,6 +26,12 @@ TC=$TMPD/src_checks
 : >"$TC"
 tlater() { echo "$*" >>"$TC"; }
 IDS=' (stack_id|stack_id_user|stack_fallback):'
+# last_cut TRACE: 1 if TRACE's last sched_switch record has no id record
+# after it (the window's end came before it), else 0
+last_cut() {
+	awk -v ids="$IDS" '/ sched_switch:/ { last = 1; next }
+		$0 ~ ids { last = 0 } END { print last + 0 }' "$1"
+}
 
 # --- no source record, no capture: tracing_on 0, soft disable, pid filter ---
 # (issue 9 leftover) A source event that fires while its instance writes
@@ -115,8 +121,7 @@ no_record_checks() {
 	# or between the capture and its id record (the ring buffer refuses
 	# it: counted in records_lost); only the sleeper's last record may go
 	# without an id record, and only it may lose one
-	cut=$(awk '/ sched_switch:/ { last = 1; next }
-		/ (stack_id|stack_fallback):/ { last = 0 } END { print last + 0 }' "$D/trace")
+	cut=$(last_cut "$D/trace")
 	diag "$m: set_event_pid $sleeper: $nsw sched_switch records, $nid id records, $r captures, $lost lost, last record cut: $cut"
 	check "$m: set_event_pid: a capture per kept record only ($r captures, $lost lost, $nsw records)" \
 		test "$nsw" -gt 0 -a "$r" = "$((nid + lost))" -a "$lost" -le "$cut" \
@@ -453,9 +458,7 @@ check "stat: filtered > 0" test "$(srcstat "$F" sched:sched_switch filtered)" -g
 # only on a CPU whose last sched_switch has no id record after it.
 ncut=0
 for c in "$TMPD"/sf/cpu*; do
-	ncut=$((ncut + $(awk '/ sched_switch:/ { last = 1; next }
-		/ (stack_id|stack_id_user|stack_fallback):/ { last = 0 }
-		END { print last + 0 }' "$c")))
+	ncut=$((ncut + $(last_cut "$c")))
 done
 dr=$(srcstat "$F" sched:sched_switch drops)
 diag "filter: $dr drops, $ncut CPUs whose last record has no id record"
